@@ -1,0 +1,561 @@
+//! Turning one markdown note into plain-text sections.
+//!
+//! Frontmatter is split off first and read with serde-saphyr; the body is
+//! walked once with pulldown-cmark. Headings open sections named by their
+//! heading path ("Setup › Database"); markdown syntax is dropped while link
+//! text, wikilink text, code and callout text are kept. Long sections are cut
+//! into passages of about a paragraph so that evidence can be precise even in a
+//! note without headings.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use chrono::NaiveDate;
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use regex::Regex;
+use serde_json::Value;
+
+/// Separator between the parts of a heading path.
+pub const HEADING_SEPARATOR: &str = " › ";
+
+/// A passage grows to about this many characters before a new one starts.
+const PASSAGE_TARGET_CHARS: usize = 900;
+
+/// A single block longer than this is cut at sentence boundaries.
+const PASSAGE_MAX_CHARS: usize = 1500;
+
+/// What a note is for, as declared by its frontmatter `noggin:` key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NoteKind {
+    #[default]
+    Plain,
+    /// `noggin: project-context`: first source of evidence for research.
+    ProjectContext,
+}
+
+impl NoteKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::Plain => "note",
+            NoteKind::ProjectContext => "project-context",
+        }
+    }
+}
+
+/// A parsed note: metadata and its passages in document order.
+#[derive(Debug, Clone, Default)]
+pub struct Note {
+    /// Path relative to the brain, with `/` separators.
+    pub path: String,
+    pub title: String,
+    pub aliases: Vec<String>,
+    /// Lower-cased, without `#`, frontmatter and inline tags together.
+    pub tags: Vec<String>,
+    /// Frontmatter `date`/`created`, else a `YYYY-MM-DD` prefix of the file name.
+    pub created: Option<NaiveDate>,
+    pub kind: NoteKind,
+    pub sections: Vec<Section>,
+}
+
+/// One passage of a note under its heading path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// Heading path such as "Setup › Database"; empty before the first heading.
+    pub heading: String,
+    pub text: String,
+}
+
+/// Options used for every markdown parse in noggin, so the index and the
+/// rendered notes agree on what the syntax means.
+pub fn markdown_options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_WIKILINKS
+}
+
+/// Splits a leading YAML frontmatter block (`---` … `---` or `...`) off `src`.
+pub fn split_frontmatter(src: &str) -> (Option<&str>, &str) {
+    let Some(rest) = src
+        .strip_prefix("---\n")
+        .or_else(|| src.strip_prefix("---\r\n"))
+    else {
+        return (None, src);
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if bare == "---" || bare == "..." {
+            return (Some(&rest[..offset]), &rest[offset + line.len()..]);
+        }
+        offset += line.len();
+    }
+    (None, src)
+}
+
+/// Parses a note's source text; `path` is its path relative to the brain.
+pub fn parse_note(path: &str, src: &str) -> Note {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let (frontmatter, body) = split_frontmatter(src);
+    let meta = frontmatter.map(read_frontmatter).unwrap_or_default();
+    let walked = walk_body(body);
+
+    let file_stem = file_stem(path);
+    let title = meta
+        .title
+        .clone()
+        .or_else(|| walked.first_h1.clone())
+        .unwrap_or_else(|| file_stem.to_string());
+    let mut tags: BTreeSet<String> = meta.tags.iter().cloned().collect();
+    tags.extend(walked.inline_tags);
+
+    let drop_h1 = meta.title.is_none() && walked.first_h1.is_some();
+    let mut sections = Vec::new();
+    for raw in walked.sections {
+        let heading_parts: Vec<&str> = raw
+            .headings
+            .iter()
+            .filter(|(level, text)| !(drop_h1 && *level == 1 && *text == title))
+            .map(|(_, text)| text.as_str())
+            .collect();
+        let heading = heading_parts.join(HEADING_SEPARATOR);
+        let passages = split_passages(&raw.blocks);
+        if passages.is_empty() {
+            if !heading.is_empty() {
+                sections.push(Section {
+                    heading,
+                    text: String::new(),
+                });
+            }
+            continue;
+        }
+        for text in passages {
+            sections.push(Section {
+                heading: heading.clone(),
+                text,
+            });
+        }
+    }
+
+    Note {
+        path: path.to_string(),
+        title,
+        aliases: meta.aliases,
+        tags: tags.into_iter().collect(),
+        created: meta.created.or_else(|| date_prefix(file_stem)),
+        kind: meta.kind,
+        sections,
+    }
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.strip_suffix(".markdown")
+        .or_else(|| name.strip_suffix(".md"))
+        .unwrap_or(name)
+}
+
+/// Reads a `YYYY-MM-DD` date at the start of `text`.
+pub fn date_prefix(text: &str) -> Option<NaiveDate> {
+    let head = text.get(..10)?;
+    NaiveDate::parse_from_str(head, "%Y-%m-%d").ok()
+}
+
+#[derive(Default)]
+struct Frontmatter {
+    title: Option<String>,
+    aliases: Vec<String>,
+    tags: Vec<String>,
+    created: Option<NaiveDate>,
+    kind: NoteKind,
+}
+
+fn read_frontmatter(yaml: &str) -> Frontmatter {
+    let value: Value = match serde_saphyr::from_str(yaml) {
+        Ok(value) => value,
+        Err(error) => {
+            tracing::debug!(%error, "unreadable frontmatter, ignored");
+            return Frontmatter::default();
+        }
+    };
+    let Value::Object(map) = value else {
+        return Frontmatter::default();
+    };
+    let string = |key: &str| map.get(key).and_then(scalar_string);
+    Frontmatter {
+        title: string("title").filter(|t| !t.trim().is_empty()),
+        aliases: map.get("aliases").map(string_list).unwrap_or_default(),
+        tags: map
+            .get("tags")
+            .map(string_list)
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|t| normalize_tag(&t))
+            .collect(),
+        created: string("date")
+            .or_else(|| string("created"))
+            .and_then(|d| date_prefix(d.trim())),
+        kind: match string("noggin").as_deref() {
+            Some("project-context") => NoteKind::ProjectContext,
+            _ => NoteKind::Plain,
+        },
+    }
+}
+
+fn scalar_string(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A YAML list of scalars, or one string of comma- or space-separated items.
+fn string_list(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items.iter().filter_map(scalar_string).collect(),
+        Value::String(s) => s
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Lower-cases a tag and strips its `#`; `None` for an empty tag.
+pub fn normalize_tag(tag: &str) -> Option<String> {
+    let tag = tag.trim().trim_start_matches('#').trim_matches('/');
+    (!tag.is_empty()).then(|| tag.to_lowercase())
+}
+
+struct RawSection {
+    headings: Vec<(u8, String)>,
+    blocks: Vec<String>,
+}
+
+#[derive(Default)]
+struct Walked {
+    first_h1: Option<String>,
+    inline_tags: BTreeSet<String>,
+    sections: Vec<RawSection>,
+}
+
+static INLINE_TAG: LazyLock<Regex> = LazyLock::new(|| {
+    // The pattern is a literal, so compiling it cannot fail.
+    Regex::new(r"(?:^|[\s(\[,])#([\p{L}\p{N}_/-]*[\p{L}_][\p{L}\p{N}_/-]*)").unwrap()
+});
+
+static CALLOUT_MARKER: LazyLock<Regex> = LazyLock::new(|| {
+    // The pattern is a literal, so compiling it cannot fail.
+    Regex::new(r"\[!([A-Za-z][\w-]*)\][+-]?\s*").unwrap()
+});
+
+fn heading_level(level: HeadingLevel) -> u8 {
+    level as u8
+}
+
+fn walk_body(body: &str) -> Walked {
+    let mut walked = Walked::default();
+    let mut headings: Vec<(u8, String)> = Vec::new();
+    let mut blocks: Vec<String> = Vec::new();
+    let mut block = String::new();
+    let mut heading: Option<(u8, String)> = None;
+    let mut code_depth = 0usize;
+
+    let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
+        let text = collapse_whitespace(&CALLOUT_MARKER.replace_all(block, ""));
+        if !text.is_empty() {
+            blocks.push(text);
+        }
+        block.clear();
+    };
+
+    for event in Parser::new_ext(body, markdown_options()) {
+        match event {
+            Event::Start(Tag::Heading { level, .. }) => {
+                flush_block(&mut block, &mut blocks);
+                heading = Some((heading_level(level), String::new()));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                let Some((level, text)) = heading.take() else {
+                    continue;
+                };
+                let text = collapse_whitespace(&text);
+                walked.sections.push(RawSection {
+                    headings: headings.clone(),
+                    blocks: std::mem::take(&mut blocks),
+                });
+                if level == 1 && walked.first_h1.is_none() && !text.is_empty() {
+                    walked.first_h1 = Some(text.clone());
+                }
+                headings.retain(|(l, _)| *l < level);
+                headings.push((level, text));
+            }
+            Event::Start(Tag::CodeBlock(_)) => {
+                flush_block(&mut block, &mut blocks);
+                code_depth += 1;
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                code_depth = code_depth.saturating_sub(1);
+                flush_block(&mut block, &mut blocks);
+            }
+            Event::End(
+                TagEnd::Paragraph
+                | TagEnd::Item
+                | TagEnd::TableHead
+                | TagEnd::TableRow
+                | TagEnd::BlockQuote(_)
+                | TagEnd::HtmlBlock
+                | TagEnd::FootnoteDefinition,
+            ) => flush_block(&mut block, &mut blocks),
+            Event::Start(Tag::Item) => flush_block(&mut block, &mut blocks),
+            Event::End(TagEnd::TableCell) => block.push_str(" | "),
+            Event::Text(text) | Event::Code(text) | Event::Html(text) | Event::InlineHtml(text) => {
+                let target = match heading.as_mut() {
+                    Some((_, h)) => h,
+                    None => &mut block,
+                };
+                if code_depth == 0 {
+                    for cap in INLINE_TAG.captures_iter(&text) {
+                        if let Some(tag) = normalize_tag(&cap[1]) {
+                            walked.inline_tags.insert(tag);
+                        }
+                    }
+                }
+                target.push_str(&text);
+            }
+            Event::SoftBreak | Event::HardBreak => match heading.as_mut() {
+                Some((_, h)) => h.push(' '),
+                None => block.push('\n'),
+            },
+            Event::TaskListMarker(done) => block.push_str(if done { "[x] " } else { "[ ] " }),
+            Event::Rule => flush_block(&mut block, &mut blocks),
+            _ => {}
+        }
+    }
+    flush_block(&mut block, &mut blocks);
+    walked.sections.push(RawSection { headings, blocks });
+    walked
+}
+
+/// Collapses runs of whitespace and control characters to single spaces.
+fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split(|c: char| c.is_whitespace() || c.is_control()) {
+        if word.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// Groups blocks into passages of about [`PASSAGE_TARGET_CHARS`].
+fn split_passages(blocks: &[String]) -> Vec<String> {
+    let mut passages = Vec::new();
+    let mut current = String::new();
+    for block in blocks {
+        for piece in split_long_block(block) {
+            let piece_chars = piece.chars().count();
+            if !current.is_empty() && current.chars().count() + piece_chars > PASSAGE_TARGET_CHARS {
+                passages.push(std::mem::take(&mut current));
+            }
+            if !current.is_empty() {
+                current.push('\n');
+            }
+            current.push_str(piece);
+        }
+    }
+    if !current.is_empty() {
+        passages.push(current);
+    }
+    passages
+}
+
+/// Cuts a block longer than [`PASSAGE_MAX_CHARS`] after sentence ends, else at
+/// spaces, else anywhere (a huge line without spaces).
+fn split_long_block(block: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut rest = block;
+    while rest.chars().count() > PASSAGE_MAX_CHARS {
+        let limit = rest
+            .char_indices()
+            .nth(PASSAGE_TARGET_CHARS)
+            .map_or(rest.len(), |(i, _)| i);
+        let window = &rest[..limit];
+        let cut = window
+            .rmatch_indices(['.', '!', '?', '。', '！', '？'])
+            .map(|(i, m)| i + m.len())
+            .find(|&i| i > limit / 2)
+            .or_else(|| window.rfind(' ').filter(|&i| i > limit / 2))
+            .unwrap_or(limit);
+        pieces.push(rest[..cut].trim());
+        rest = rest[cut..].trim_start();
+    }
+    if !rest.is_empty() {
+        pieces.push(rest);
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_is_split_off() {
+        let cases: &[(&str, Option<&str>, &str)] = &[
+            ("---\ntitle: A\n---\nbody", Some("title: A\n"), "body"),
+            (
+                "---\r\ntitle: A\r\n---\r\nbody",
+                Some("title: A\r\n"),
+                "body",
+            ),
+            ("---\ntitle: A\n...\nbody", Some("title: A\n"), "body"),
+            ("---\n---\nbody", Some(""), "body"),
+            ("---\nno end", None, "---\nno end"),
+            ("body\n---\nx: 1\n---\n", None, "body\n---\nx: 1\n---\n"),
+            ("", None, ""),
+        ];
+        for (src, fm, body) in cases {
+            assert_eq!(split_frontmatter(src), (*fm, *body), "src {src:?}");
+        }
+    }
+
+    #[test]
+    fn title_comes_from_frontmatter_then_h1_then_file_name() {
+        let cases = [
+            ("---\ntitle: From FM\n---\n# Heading\n", "From FM"),
+            ("# The *H1*\n\ntext", "The H1"),
+            ("text only", "file name"),
+            ("---\ntitle: \"\"\n---\n# H\n", "H"),
+        ];
+        for (src, title) in cases {
+            assert_eq!(parse_note("dir/file name.md", src).title, title, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn frontmatter_fields_are_read() {
+        let note = parse_note(
+            "n.md",
+            "---\ntags: [Rust, \"#Search\"]\naliases:\n  - Other name\ncreated: 2026-11-02\nnoggin: project-context\n---\nBody #inline-tag and #2026 not a tag.\n",
+        );
+        assert_eq!(note.tags, ["inline-tag", "rust", "search"]);
+        assert_eq!(note.aliases, ["Other name"]);
+        assert_eq!(note.created, NaiveDate::from_ymd_opt(2026, 11, 2));
+        assert_eq!(note.kind, NoteKind::ProjectContext);
+        let note = parse_note("n.md", "---\ntags: a, b\n---\n");
+        assert_eq!(note.tags, ["a", "b"]);
+    }
+
+    #[test]
+    fn broken_frontmatter_does_not_stop_parsing() {
+        let note = parse_note("n.md", "---\ntitle: [unclosed\n---\n# Title\nBody text\n");
+        assert_eq!(note.title, "Title");
+        assert_eq!(note.sections[0].text, "Body text");
+    }
+
+    #[test]
+    fn date_comes_from_file_name_when_frontmatter_has_none() {
+        let note = parse_note("Alignment Knowledge/2026-11-02 Add a fee.md", "x");
+        assert_eq!(note.created, NaiveDate::from_ymd_opt(2026, 11, 2));
+    }
+
+    #[test]
+    fn sections_carry_heading_paths() {
+        let note = parse_note(
+            "n.md",
+            "# Guide\nintro\n## Setup\nsetup text\n### Database\ndb text\n## Usage\nuse it\n",
+        );
+        let got: Vec<(&str, &str)> = note
+            .sections
+            .iter()
+            .map(|s| (s.heading.as_str(), s.text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("", "intro"),
+                ("Setup", "setup text"),
+                ("Setup › Database", "db text"),
+                ("Usage", "use it"),
+            ]
+        );
+    }
+
+    #[test]
+    fn links_wikilinks_and_aliases_keep_their_text() {
+        let note = parse_note(
+            "n.md",
+            "See [the docs](http://x.y), [[Architecture]], [[ADR-001 Postgres|our database decision]] and ![[diagram.png]].",
+        );
+        assert_eq!(
+            note.sections[0].text,
+            "See the docs, Architecture, our database decision and diagram.png."
+        );
+    }
+
+    #[test]
+    fn callouts_code_and_tasks_are_kept_as_text() {
+        let note = parse_note(
+            "n.md",
+            "> [!warning] Careful\n> Never deploy on Friday.\n\n```sh\nfly deploy\n```\n\n- [x] done item\n- [ ] open item\n",
+        );
+        let texts: Vec<&str> = note.sections[0].text.lines().collect();
+        assert_eq!(
+            texts,
+            [
+                "Careful Never deploy on Friday.",
+                "fly deploy",
+                "[x] done item",
+                "[ ] open item"
+            ]
+        );
+    }
+
+    #[test]
+    fn html_is_kept_as_text() {
+        let note = parse_note("n.md", "Beware <script>alert(1)</script> here.");
+        assert!(note.sections[0].text.contains("<script>alert(1)</script>"));
+    }
+
+    #[test]
+    fn long_sections_become_paragraph_sized_passages() {
+        let paragraph = "This sentence has some words in it. ".repeat(15);
+        let src = vec![paragraph.trim(); 6].join("\n\n");
+        let note = parse_note("n.md", &src);
+        assert!(note.sections.len() >= 3, "got {}", note.sections.len());
+        for section in &note.sections {
+            assert!(section.text.chars().count() <= PASSAGE_MAX_CHARS);
+        }
+        let huge = "x".repeat(10_000);
+        let note = parse_note("n.md", &huge);
+        assert!(note
+            .sections
+            .iter()
+            .all(|s| s.text.len() <= PASSAGE_MAX_CHARS));
+        assert_eq!(
+            note.sections.iter().map(|s| s.text.len()).sum::<usize>(),
+            10_000
+        );
+    }
+
+    #[test]
+    fn binary_and_empty_notes_parse() {
+        let bytes = [0u8, 159, 146, 150, b'#', b' ', b'h', 0xff, b'\n', 1, 2, 3];
+        let src = String::from_utf8_lossy(&bytes);
+        let note = parse_note("bin.md", &src);
+        assert_eq!(note.path, "bin.md");
+        let note = parse_note("empty.md", "");
+        assert_eq!(note.title, "empty");
+        assert!(note.sections.is_empty());
+    }
+}

@@ -1,0 +1,248 @@
+//! Finding the notes of a brain on disk.
+//!
+//! A note is a `.md` or `.markdown` file under the brain folder. Hidden files
+//! and folders (`.git`, `.obsidian`, `.trash`, `.noggin`), `node_modules`,
+//! files over the size limit and symlinks that lead out of the brain are
+//! skipped, so the index never holds what the user did not write as a note.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use walkdir::WalkDir;
+
+use super::Error;
+
+/// A note file found on disk, with what reconciling needs to know about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteFile {
+    /// Path relative to the brain, `/`-separated.
+    pub rel_path: String,
+    pub abs_path: PathBuf,
+    pub size: u64,
+    /// Modification time in nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+}
+
+/// What a scan found besides notes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ScanReport {
+    pub too_large: usize,
+    pub unreadable: usize,
+}
+
+/// True for a path component that hides everything beneath it.
+fn is_skipped_component(name: &str) -> bool {
+    name.starts_with('.') || name == "node_modules"
+}
+
+/// True when `rel_path` (relative, `/`-separated) names a note noggin indexes.
+pub fn is_note_path(rel_path: &str) -> bool {
+    let has_note_ext = rel_path.ends_with(".md") || rel_path.ends_with(".markdown");
+    has_note_ext
+        && !rel_path
+            .split('/')
+            .any(|c| c.is_empty() || is_skipped_component(c) || c == "..")
+}
+
+/// Turns `abs` under `root` into a relative `/`-separated path.
+pub fn relative_path(root: &Path, abs: &Path) -> Option<String> {
+    let rel = abs.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    let joined = parts?.join("/");
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// Lists every note of the brain at `root`.
+///
+/// `root` must be canonical (see [`super::canonical_root`]).
+pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, ScanReport), Error> {
+    if !root.is_dir() {
+        return Err(Error::NotAFolder(root.to_path_buf()));
+    }
+    let mut notes = Vec::new();
+    let mut report = ScanReport::default();
+    let walker = WalkDir::new(root)
+        .follow_links(true)
+        .into_iter()
+        .filter_entry(|e| {
+            let skipped = e.file_name().to_str().is_some_and(is_skipped_component);
+            // Only symlinks can lead out; everything else is inside by construction.
+            let leaves = e.path_is_symlink()
+                && !std::fs::canonicalize(e.path()).is_ok_and(|real| real.starts_with(root));
+            e.depth() == 0 || !(skipped || leaves)
+        });
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                tracing::warn!(%error, "skipping an unreadable entry of the brain");
+                report.unreadable += 1;
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Some(rel_path) = relative_path(root, entry.path()) else {
+            continue;
+        };
+        if !is_note_path(&rel_path) {
+            continue;
+        }
+        match stat_file(entry.path().to_path_buf(), &rel_path, max_note_bytes) {
+            Ok(Some(note)) => notes.push(note),
+            Ok(None) => {}
+            Err(Error::TooLarge { path, size }) => {
+                tracing::warn!(path = %path.display(), size, "skipping a note over the size limit");
+                report.too_large += 1;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "skipping an unreadable note");
+                report.unreadable += 1;
+            }
+        }
+    }
+    notes.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    Ok((notes, report))
+}
+
+/// Looks at one note path: `Ok(None)` when it is gone, not a note, or a
+/// symlink that leaves the brain.
+pub fn stat_note(
+    root: &Path,
+    rel_path: &str,
+    max_note_bytes: u64,
+) -> Result<Option<NoteFile>, Error> {
+    if !is_note_path(rel_path) {
+        return Ok(None);
+    }
+    let abs_path = root.join(rel_path);
+    // A symlinked file or folder anywhere on the way may point outside.
+    match std::fs::canonicalize(&abs_path) {
+        Ok(real) if real.starts_with(root) => {}
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(Error::Io {
+                path: abs_path,
+                source,
+            })
+        }
+    }
+    stat_file(abs_path, rel_path, max_note_bytes)
+}
+
+/// Reads size and mtime of a note file already known to lie inside the brain.
+fn stat_file(
+    abs_path: PathBuf,
+    rel_path: &str,
+    max_note_bytes: u64,
+) -> Result<Option<NoteFile>, Error> {
+    let meta = match std::fs::metadata(&abs_path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(Error::Io {
+                path: abs_path,
+                source,
+            })
+        }
+    };
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    if meta.len() > max_note_bytes {
+        return Err(Error::TooLarge {
+            path: abs_path,
+            size: meta.len(),
+        });
+    }
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    Ok(Some(NoteFile {
+        rel_path: rel_path.to_string(),
+        abs_path,
+        size: meta.len(),
+        mtime_ns,
+    }))
+}
+
+/// Reads a note's bytes as text, replacing invalid UTF-8 (with a warning).
+pub fn read_note_text(file: &NoteFile) -> Result<String, Error> {
+    let bytes = std::fs::read(&file.abs_path).map_err(|source| Error::Io {
+        path: file.abs_path.clone(),
+        source,
+    })?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::warn!(path = %file.rel_path, "note is not valid UTF-8; decoding lossily");
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn note_paths_follow_the_ignore_rules() {
+        let cases = [
+            ("a.md", true),
+            ("dir/b.markdown", true),
+            ("한국어/노트.md", true),
+            ("a.txt", false),
+            (".obsidian/x.md", false),
+            ("dir/.trash/x.md", false),
+            (".noggin/x.md", false),
+            ("node_modules/pkg/README.md", false),
+            ("dir/.hidden.md", false),
+            ("../escape.md", false),
+            ("a//b.md", false),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(is_note_path(path), expected, "{path}");
+        }
+    }
+
+    #[test]
+    fn scan_skips_what_is_not_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let write = |p: &str, content: &[u8]| {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        };
+        write("keep.md", b"# Keep");
+        write("sub/also.markdown", b"text");
+        write(".git/x.md", b"no");
+        write(".obsidian/y.md", b"no");
+        write("node_modules/z.md", b"no");
+        write("big.md", &vec![b'a'; 2048]);
+        write("other.txt", b"no");
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.md"), "secret").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
+        std::os::unix::fs::symlink(root.join("keep.md"), root.join("inside-link.md")).unwrap();
+
+        let (notes, report) = scan_brain(&root, 1024).unwrap();
+        let paths: Vec<&str> = notes.iter().map(|n| n.rel_path.as_str()).collect();
+        assert_eq!(paths, ["inside-link.md", "keep.md", "sub/also.markdown"]);
+        assert_eq!(report.too_large, 1);
+    }
+
+    #[test]
+    fn invalid_utf8_is_decoded_lossily() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("bad.md"), b"caf\xe9 ok").unwrap();
+        let file = stat_note(&root, "bad.md", 1024).unwrap().unwrap();
+        assert_eq!(read_note_text(&file).unwrap(), "caf\u{fffd} ok");
+    }
+}

@@ -1,0 +1,253 @@
+//! Following changes to the brain on disk.
+//!
+//! The whole brain folder is watched recursively (folders, not files, because
+//! editors save by writing a temporary file and renaming it over the note).
+//! Events are debounced for about 250 ms and turned into [`Change`]s: note
+//! paths to re-read, or a rescan when a folder moved. If the native watcher
+//! cannot start or fails later (the inotify limit, say), noggin falls back to
+//! rescanning periodically and says so in its status.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::RecursiveMode;
+use notify_debouncer_full::{new_debouncer, DebounceEventResult};
+use serde::Serialize;
+
+use super::scan::{is_note_path, relative_path};
+
+/// How to follow the brain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WatchMode {
+    /// Native file events, falling back to polling if they fail.
+    Auto,
+    /// Periodic rescans only.
+    Poll,
+    /// Do not follow changes.
+    Off,
+}
+
+/// A change the index must take in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// These notes (relative paths) were created, edited or removed.
+    Notes(Vec<String>),
+    /// Something larger changed (a folder moved): compare everything.
+    Rescan,
+}
+
+/// What `/v1/status` says about the watcher.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchState {
+    /// "watching", "polling" or "off".
+    pub state: &'static str,
+    /// Why noggin is polling, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_interval_ms: Option<u64>,
+}
+
+type Sink = Arc<dyn Fn(Change) + Send + Sync>;
+
+/// Keeps the watcher (or poller) alive; dropping it stops following changes.
+pub struct Watcher {
+    state: Arc<Mutex<WatchState>>,
+    /// Held only to keep the native watcher alive; the mutex makes it `Sync`.
+    _debouncer: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Watcher {
+    pub fn state(&self) -> WatchState {
+        self.state
+            .lock()
+            .expect("watch state lock poisoned")
+            .clone()
+    }
+}
+
+/// Debounce window for file events.
+const DEBOUNCE_MS: u64 = 250;
+
+/// Starts following the brain at `root` (canonical); `sink` receives changes
+/// on a background thread.
+pub fn watch_brain(root: &Path, mode: WatchMode, poll_interval: Duration, sink: Sink) -> Watcher {
+    let stop = Arc::new(AtomicBool::new(false));
+    let state = Arc::new(Mutex::new(WatchState {
+        state: "off",
+        reason: None,
+        poll_interval_ms: None,
+    }));
+    let mut watcher = Watcher {
+        state: state.clone(),
+        _debouncer: Mutex::new(None),
+        stop: stop.clone(),
+    };
+    match mode {
+        WatchMode::Off => {}
+        WatchMode::Poll => {
+            start_polling(&state, &stop, poll_interval, sink, "polling was asked for")
+        }
+        WatchMode::Auto => match start_native(root, &state, &stop, poll_interval, sink.clone()) {
+            Ok(debouncer) => {
+                watcher._debouncer = Mutex::new(Some(debouncer));
+                state.lock().expect("watch state lock poisoned").state = "watching";
+            }
+            Err(error) => {
+                tracing::warn!(%error, "file watching failed; rescanning periodically instead");
+                start_polling(
+                    &state,
+                    &stop,
+                    poll_interval,
+                    sink,
+                    &format!("watcher failed: {error}"),
+                );
+            }
+        },
+    }
+    watcher
+}
+
+fn start_polling(
+    state: &Arc<Mutex<WatchState>>,
+    stop: &Arc<AtomicBool>,
+    interval: Duration,
+    sink: Sink,
+    reason: &str,
+) {
+    {
+        let mut s = state.lock().expect("watch state lock poisoned");
+        if s.state == "polling" {
+            return;
+        }
+        *s = WatchState {
+            state: "polling",
+            reason: Some(reason.to_string()),
+            poll_interval_ms: Some(interval.as_millis() as u64),
+        };
+    }
+    let stop = stop.clone();
+    let spawned = std::thread::Builder::new()
+        .name("noggin-poller".to_string())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(interval);
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                sink(Change::Rescan);
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::error!(%error, "cannot start the poller");
+    }
+}
+
+fn start_native(
+    root: &Path,
+    state: &Arc<Mutex<WatchState>>,
+    stop: &Arc<AtomicBool>,
+    poll_interval: Duration,
+    sink: Sink,
+) -> Result<Box<dyn std::any::Any + Send>, notify::Error> {
+    let root_owned = root.to_path_buf();
+    let state_for_events = state.clone();
+    let stop_for_events = stop.clone();
+    let mut debouncer = new_debouncer(
+        Duration::from_millis(DEBOUNCE_MS),
+        None,
+        move |result: DebounceEventResult| match result {
+            Ok(events) => {
+                let paths = events.iter().flat_map(|e| e.paths.iter());
+                if let Some(change) = classify_paths(&root_owned, paths) {
+                    sink(change);
+                }
+            }
+            Err(errors) => {
+                let reason = errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                tracing::warn!(%reason, "file watcher reported errors; rescanning periodically");
+                start_polling(
+                    &state_for_events,
+                    &stop_for_events,
+                    poll_interval,
+                    sink.clone(),
+                    &format!("watcher failed: {reason}"),
+                );
+                sink(Change::Rescan);
+            }
+        },
+    )?;
+    debouncer.watch(root, RecursiveMode::Recursive)?;
+    Ok(Box::new(debouncer))
+}
+
+/// Turns changed absolute paths into what the index must do; `None` when
+/// nothing of interest changed (hidden files, the index itself, images).
+pub fn classify_paths<'a>(root: &Path, paths: impl Iterator<Item = &'a PathBuf>) -> Option<Change> {
+    let mut notes = Vec::new();
+    for path in paths {
+        let Some(rel) = relative_path(root, path) else {
+            continue;
+        };
+        let hidden = rel
+            .split('/')
+            .any(|c| c.starts_with('.') || c == "node_modules");
+        if hidden {
+            continue;
+        }
+        if is_note_path(&rel) {
+            if !notes.contains(&rel) {
+                notes.push(rel);
+            }
+        } else if !path.is_file() {
+            // A folder appeared, moved or vanished: its notes did too.
+            return Some(Change::Rescan);
+        }
+    }
+    (!notes.is_empty()).then_some(Change::Notes(notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_classified() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("image.png"), b"png").unwrap();
+        std::fs::create_dir(root.join("folder")).unwrap();
+        let p = |s: &str| root.join(s);
+        let cases: Vec<(Vec<PathBuf>, Option<Change>)> = vec![
+            (
+                vec![p("a.md"), p("a.md"), p("b/c.md")],
+                Some(Change::Notes(vec!["a.md".into(), "b/c.md".into()])),
+            ),
+            (
+                vec![p(".noggin/index/meta.json"), p(".obsidian/w.json")],
+                None,
+            ),
+            (vec![p("image.png")], None),
+            (vec![p(".tmpX1y2")], None),
+            (vec![p("folder")], Some(Change::Rescan)),
+            (vec![p("moved-away")], Some(Change::Rescan)),
+            (vec![PathBuf::from("/elsewhere/x.md")], None),
+        ];
+        for (paths, expected) in cases {
+            assert_eq!(classify_paths(root, paths.iter()), expected, "{paths:?}");
+        }
+    }
+}

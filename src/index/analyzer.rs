@@ -1,0 +1,215 @@
+//! The multilingual text analyzer shared by indexing, querying and snippets.
+//!
+//! Latin-script (and any other alphabetic) words are split on non-word
+//! characters, lower-cased, ASCII-folded and stemmed (English). Hangul, Han
+//! and Kana runs carry no reliable word boundaries (Korean particles glue onto
+//! nouns, Chinese and Japanese are written without spaces), so they are indexed
+//! as overlapping character bigrams, a lone character as a unigram: "두뇌를"
+//! and "두뇌에서" then share the bigram "두뇌".
+
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token,
+    TokenStream, Tokenizer,
+};
+
+/// Name under which the analyzer is registered on every opened index.
+pub const ANALYZER_NAME: &str = "noggin";
+
+/// Tokens longer than this (bytes) are dropped: they are binary noise or huge
+/// identifiers that nobody searches for.
+const MAX_TOKEN_BYTES: usize = 40;
+
+/// Builds the analyzer used for every text field and every query.
+pub fn text_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(MixedScriptTokenizer)
+        .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// Runs the analyzer over `text` and returns the tokens (text and byte offsets).
+pub fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<Token> {
+    let mut stream = analyzer.token_stream(text);
+    let mut tokens = Vec::new();
+    while stream.advance() {
+        tokens.push(stream.token().clone());
+    }
+    tokens
+}
+
+/// True for characters of scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF      // Hangul Jamo
+        | 0x3130..=0x318F    // Hangul compatibility Jamo
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0x3040..=0x309F    // Hiragana
+        | 0x30A0..=0x30FF    // Katakana
+        | 0x31F0..=0x31FF    // Katakana phonetic extensions
+        | 0xFF66..=0xFF9F    // half-width Katakana
+        | 0x3400..=0x4DBF    // Han extension A
+        | 0x4E00..=0x9FFF    // Han
+        | 0xF900..=0xFAFF    // Han compatibility
+        | 0x20000..=0x2FA1F  // Han supplementary planes
+    )
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CharClass {
+    Word,
+    Cjk,
+    Other,
+}
+
+fn classify(c: char) -> CharClass {
+    if is_cjk(c) {
+        CharClass::Cjk
+    } else if c.is_alphanumeric() {
+        CharClass::Word
+    } else {
+        CharClass::Other
+    }
+}
+
+/// Splits words on non-alphanumeric characters and CJK runs into bigrams.
+#[derive(Clone, Copy, Default)]
+pub struct MixedScriptTokenizer;
+
+/// Token stream of [`MixedScriptTokenizer`]; tokens are produced eagerly
+/// because CJK bigrams need a look-ahead of one character.
+pub struct MixedScriptStream {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl Tokenizer for MixedScriptTokenizer {
+    type TokenStream<'a> = MixedScriptStream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MixedScriptStream {
+        MixedScriptStream {
+            tokens: tokenize(text),
+            next: 0,
+        }
+    }
+}
+
+impl TokenStream for MixedScriptStream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+fn tokenize(text: &str) -> Vec<Token> {
+    let mut tokens = Vec::new();
+    let mut push = |from: usize, to: usize| {
+        let position = tokens.len();
+        tokens.push(Token {
+            offset_from: from,
+            offset_to: to,
+            position,
+            text: text[from..to].to_string(),
+            position_length: 1,
+        });
+    };
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let end_of = |i: usize| chars.get(i + 1).map_or(text.len(), |&(o, _)| o);
+    let mut i = 0;
+    while i < chars.len() {
+        let class = classify(chars[i].1);
+        let start = i;
+        while i < chars.len() && classify(chars[i].1) == class {
+            i += 1;
+        }
+        match class {
+            CharClass::Other => {}
+            CharClass::Word => push(chars[start].0, end_of(i - 1)),
+            CharClass::Cjk if i - start == 1 => push(chars[start].0, end_of(start)),
+            CharClass::Cjk => {
+                for k in start..i - 1 {
+                    push(chars[k].0, end_of(k + 1));
+                }
+            }
+        }
+    }
+    tokens
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<String> {
+        analyze(&mut text_analyzer(), text)
+            .into_iter()
+            .map(|t| t.text)
+            .collect()
+    }
+
+    #[test]
+    fn english_words_are_folded_and_stemmed() {
+        let cases: &[(&str, &[&str])] = &[
+            ("Running deploys", &["run", "deploy"]),
+            ("Café résumé", &["cafe", "resum"]),
+            (
+                "user's DATABASES, 2026-11-02",
+                &["user", "s", "databas", "2026", "11", "02"],
+            ),
+            ("", &[]),
+            ("--- !!! ---", &[]),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(terms(input), *expected, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn korean_particles_share_the_noun_bigram() {
+        let a = terms("두뇌를");
+        let b = terms("두뇌에서");
+        assert_eq!(a, ["두뇌", "뇌를"]);
+        assert_eq!(b, ["두뇌", "뇌에", "에서"]);
+        assert!(a.iter().any(|t| b.contains(t)));
+    }
+
+    #[test]
+    fn unspaced_japanese_and_chinese_become_bigrams() {
+        assert_eq!(terms("東京都"), ["東京", "京都"]);
+        assert_eq!(
+            terms("ノートを検索"),
+            ["ノー", "ート", "トを", "を検", "検索"]
+        );
+        assert_eq!(terms("我的笔记"), ["我的", "的笔", "笔记"]);
+    }
+
+    #[test]
+    fn single_cjk_characters_and_mixed_scripts() {
+        assert_eq!(terms("Rust로 서버"), ["rust", "로", "서버"]);
+        assert_eq!(terms("a 本 b"), ["a", "本", "b"]);
+    }
+
+    #[test]
+    fn offsets_point_into_the_original_text() {
+        let text = "Setup: 데이터베이스를 PostgreSQL";
+        for token in analyze(&mut text_analyzer(), text) {
+            assert!(text.is_char_boundary(token.offset_from));
+            assert!(text.is_char_boundary(token.offset_to));
+        }
+    }
+
+    #[test]
+    fn huge_tokens_are_dropped() {
+        let long = "x".repeat(500);
+        assert_eq!(terms(&format!("keep {long} this")), ["keep", "this"]);
+    }
+}

@@ -1,0 +1,312 @@
+//! The search index over a brain: tantivy on disk in `<brain>/.noggin/`.
+//!
+//! The index is derived data. On open, an index that is missing, corrupt or of
+//! another schema version is thrown away and rebuilt from the notes. One
+//! thread owns the only `IndexWriter` ([`writer`]); everyone else sends it work
+//! through [`Index`] and may await the commit. Searches use a fresh searcher
+//! from the shared reader, so they never wait for indexing ([`search`]).
+
+pub mod analyzer;
+mod schema;
+pub mod search;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use tantivy::directory::MmapDirectory;
+use tantivy::{IndexReader, ReloadPolicy};
+
+pub use schema::{Fields, SCHEMA_VERSION};
+pub use search::{Hit, SearchFilter, SectionHit};
+pub use writer::{Progress, ReconcileReport};
+
+use analyzer::{text_analyzer, ANALYZER_NAME};
+
+/// Errors of the index.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("index error in {path:?}: {source}")]
+    Tantivy {
+        path: PathBuf,
+        #[source]
+        source: tantivy::TantivyError,
+    },
+    #[error("cannot prepare the data folder {path:?}: {source}")]
+    DataDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("another noggin process is writing the index in {0:?}")]
+    Locked(PathBuf),
+    #[error("the index is open read-only")]
+    ReadOnly,
+    #[error("the index writer has stopped")]
+    WriterGone,
+    #[error(transparent)]
+    Brain(#[from] crate::brain::Error),
+}
+
+/// How to open the index of a brain.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// Canonical brain folder.
+    pub brain: PathBuf,
+    /// Where the index lives; `<brain>/.noggin` when `None`.
+    pub data_dir: Option<PathBuf>,
+    pub max_note_bytes: u64,
+    /// Open without a writer (another process may own it).
+    pub read_only: bool,
+}
+
+/// What `/v1/status` reports about the index.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct IndexStatus {
+    pub notes: usize,
+    pub sections: usize,
+    /// True while a reconcile or rebuild is running.
+    pub indexing: bool,
+    /// Why the index was rebuilt from scratch on open, if it was.
+    pub rebuilt_because: Option<String>,
+    pub last_reconcile: Option<ReconcileReport>,
+    /// RFC 3339 time of the last commit.
+    pub last_commit: Option<String>,
+}
+
+/// A cheap, cloneable handle on the index of one brain.
+#[derive(Clone)]
+pub struct Index {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    brain: PathBuf,
+    data_dir: PathBuf,
+    index_dir: PathBuf,
+    reader: IndexReader,
+    fields: Fields,
+    /// `None` when opened read-only.
+    writer: Option<writer::WriterHandle>,
+    /// Written by the writer thread, read by status requests; a std mutex
+    /// because it is held only to copy a small struct, never across `.await`.
+    status: Arc<Mutex<IndexStatus>>,
+}
+
+impl Index {
+    /// Opens (or creates, or rebuilds) the index of a brain and starts its
+    /// writer thread. Reconciling with the disk is left to the caller.
+    pub fn open(options: IndexOptions) -> Result<Index, Error> {
+        let brain = crate::brain::canonical_root(&options.brain)?;
+        let data_dir = options
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| brain.join(".noggin"));
+        prepare_data_dir(&data_dir)?;
+        let index_dir = data_dir.join("index");
+        let (schema, fields) = schema::build_schema();
+
+        let (index, rebuilt_because) = match open_existing(&index_dir, &schema) {
+            Ok(index) => (index, None),
+            Err(reason) if options.read_only => {
+                // Not ours to rebuild: report an empty index instead.
+                tracing::warn!(%reason, "index unusable; searching an empty one");
+                (tantivy::Index::create_in_ram(schema.clone()), Some(reason))
+            }
+            Err(reason) => {
+                if index_dir.exists() {
+                    tracing::warn!(%reason, dir = %index_dir.display(), "rebuilding the index from the brain");
+                }
+                (create_fresh(&index_dir, &schema)?, Some(reason))
+            }
+        };
+        index.tokenizers().register(ANALYZER_NAME, text_analyzer());
+        let tantivy_err = |source| Error::Tantivy {
+            path: index_dir.clone(),
+            source,
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tantivy_err)?;
+        let status = Arc::new(Mutex::new(IndexStatus {
+            rebuilt_because: rebuilt_because.filter(|r| r != "no index yet"),
+            ..IndexStatus::default()
+        }));
+        let writer = if options.read_only {
+            None
+        } else {
+            let tantivy_writer =
+                match index.writer_with_num_threads(WRITER_THREADS, WRITER_BUDGET_BYTES) {
+                    Ok(w) => w,
+                    Err(tantivy::TantivyError::LockFailure(..)) => {
+                        return Err(Error::Locked(index_dir.clone()))
+                    }
+                    Err(source) => return Err(tantivy_err(source)),
+                };
+            Some(writer::spawn(writer::WriterSetup {
+                brain: brain.clone(),
+                max_note_bytes: options.max_note_bytes,
+                index: index.clone(),
+                writer: tantivy_writer,
+                reader: reader.clone(),
+                fields,
+                status: status.clone(),
+            })?)
+        };
+        {
+            let manifest = writer::load_manifest(&index);
+            let mut s = status.lock().expect("status lock poisoned");
+            s.notes = manifest.notes.len();
+            s.sections = manifest.notes.values().map(|e| e.sections as usize).sum();
+        }
+        Ok(Index {
+            inner: Arc::new(Inner {
+                brain,
+                data_dir,
+                index_dir,
+
+                reader,
+                fields,
+                writer,
+                status,
+            }),
+        })
+    }
+
+    /// The canonical brain folder.
+    pub fn brain(&self) -> &Path {
+        &self.inner.brain
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.inner.writer.is_none()
+    }
+
+    /// A copy of the current status.
+    pub fn status(&self) -> IndexStatus {
+        self.inner
+            .status
+            .lock()
+            .expect("status lock poisoned")
+            .clone()
+    }
+
+    /// Bytes used by the index files on disk.
+    pub fn size_bytes(&self) -> u64 {
+        walkdir::WalkDir::new(&self.inner.index_dir)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    fn writer(&self) -> Result<&writer::WriterHandle, Error> {
+        self.inner.writer.as_ref().ok_or(Error::ReadOnly)
+    }
+
+    /// Reconciles the index with the disk and waits for the commit.
+    pub async fn reconcile(&self, progress: Option<Progress>) -> Result<ReconcileReport, Error> {
+        self.writer()?.reconcile(progress).await
+    }
+
+    /// Blocking variant of [`Index::reconcile`] for the command line.
+    pub fn reconcile_blocking(&self, progress: Option<Progress>) -> Result<ReconcileReport, Error> {
+        self.writer()?.reconcile_blocking(progress)
+    }
+
+    /// Starts a reconcile without waiting for it.
+    pub fn request_reconcile(&self) -> Result<(), Error> {
+        self.writer()?.request_reconcile()
+    }
+
+    /// Re-reads the given note paths (relative) and waits until the index
+    /// shows them as they are on disk now.
+    pub async fn sync_paths(&self, paths: Vec<String>) -> Result<(), Error> {
+        self.writer()?.sync_paths(paths).await
+    }
+
+    /// Queues the given paths for re-reading without waiting.
+    pub fn queue_paths(&self, paths: Vec<String>) -> Result<(), Error> {
+        self.writer()?.queue_paths(paths)
+    }
+}
+
+/// Number of tantivy indexing threads; two cores are the expected machine.
+const WRITER_THREADS: usize = 1;
+/// Memory the writer may buffer before flushing a segment.
+const WRITER_BUDGET_BYTES: usize = 40_000_000;
+
+fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
+    let io_err = |source| Error::DataDir {
+        path: data_dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(data_dir).map_err(io_err)?;
+    let gitignore = data_dir.join(".gitignore");
+    if !gitignore.exists() {
+        std::fs::write(&gitignore, "*\n").map_err(io_err)?;
+    }
+    Ok(())
+}
+
+/// Opens an index that exists, is intact and has our schema version; the
+/// error says why it cannot be used.
+fn open_existing(
+    index_dir: &Path,
+    schema: &tantivy::schema::Schema,
+) -> Result<tantivy::Index, String> {
+    if !index_dir.join("meta.json").exists() {
+        return Err("no index yet".to_string());
+    }
+    let index = tantivy::Index::open_in_dir(index_dir).map_err(|e| format!("cannot open: {e}"))?;
+    if index.schema() != *schema {
+        return Err("schema differs".to_string());
+    }
+    let manifest = writer::load_manifest(&index);
+    if manifest.schema != SCHEMA_VERSION {
+        return Err(format!(
+            "schema version {} instead of {SCHEMA_VERSION}",
+            manifest.schema
+        ));
+    }
+    match index.validate_checksum() {
+        Ok(bad) if bad.is_empty() => Ok(index),
+        Ok(bad) => Err(format!("corrupt files: {bad:?}")),
+        Err(e) => Err(format!("cannot verify: {e}")),
+    }
+}
+
+fn create_fresh(
+    index_dir: &Path,
+    schema: &tantivy::schema::Schema,
+) -> Result<tantivy::Index, Error> {
+    if index_dir.exists() {
+        std::fs::remove_dir_all(index_dir).map_err(|source| Error::DataDir {
+            path: index_dir.to_path_buf(),
+            source,
+        })?;
+    }
+    std::fs::create_dir_all(index_dir).map_err(|source| Error::DataDir {
+        path: index_dir.to_path_buf(),
+        source,
+    })?;
+    let dir = MmapDirectory::open(index_dir).map_err(|e| Error::Tantivy {
+        path: index_dir.to_path_buf(),
+        source: e.into(),
+    })?;
+    tantivy::Index::create(dir, schema.clone(), tantivy::IndexSettings::default()).map_err(
+        |source| Error::Tantivy {
+            path: index_dir.to_path_buf(),
+            source,
+        },
+    )
+}

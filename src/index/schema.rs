@@ -1,0 +1,58 @@
+//! The index schema: one tantivy document per passage of a note.
+
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+
+use super::analyzer::ANALYZER_NAME;
+
+/// Bumped whenever the schema or the analysis changes; an index of another
+/// version is rebuilt from the brain.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Handles to the fields of [`build_schema`].
+#[derive(Clone, Copy)]
+pub struct Fields {
+    /// Note path relative to the brain; the delete key of a note.
+    pub path: Field,
+    /// Every ancestor folder of the note ("a", "a/b"), for the folder filter.
+    pub folders: Field,
+    /// Note title and aliases.
+    pub title: Field,
+    /// Heading path of the passage.
+    pub heading: Field,
+    pub tags: Field,
+    pub text: Field,
+    /// File modification time, seconds since the Unix epoch.
+    pub modified: Field,
+    /// The note's own date (`YYYY-MM-DD`), empty when it has none.
+    pub created: Field,
+    /// "note" or "project-context".
+    pub kind: Field,
+    /// Position of the passage in its note.
+    pub ord: Field,
+}
+
+pub fn build_schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let analyzed = TextOptions::default()
+        .set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER_NAME)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        )
+        .set_stored();
+    let fields = Fields {
+        path: builder.add_text_field("path", STRING | STORED),
+        folders: builder.add_text_field("folders", STRING),
+        title: builder.add_text_field("title", analyzed.clone()),
+        heading: builder.add_text_field("heading", analyzed.clone()),
+        tags: builder.add_text_field("tags", STRING | STORED),
+        text: builder.add_text_field("text", analyzed),
+        modified: builder.add_i64_field("modified", INDEXED | STORED | FAST),
+        created: builder.add_text_field("created", STORED),
+        kind: builder.add_text_field("kind", STRING | STORED),
+        ord: builder.add_u64_field("ord", STORED),
+    };
+    (builder.build(), fields)
+}

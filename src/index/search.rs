@@ -1,0 +1,446 @@
+//! Searching the index: query building, ranking by note, and snippets.
+//!
+//! Queries are built from the analyzer's own tokens (an OR of term queries
+//! over text, title and heading) rather than with tantivy's `QueryParser`,
+//! which would turn a run of CJK bigrams into a phrase query that misses
+//! "두뇌를" when the note says "두뇌에서".
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Term, Value};
+use tantivy::{DocAddress, Searcher, TantivyDocument};
+
+use super::analyzer::{analyze, text_analyzer};
+use super::{Error, Fields, Index};
+
+/// Score multipliers for a match in the title or heading instead of the text.
+const TITLE_BOOST: f32 = 2.0;
+const HEADING_BOOST: f32 = 1.5;
+
+/// Characters of note text shown in a snippet.
+pub const SNIPPET_CHARS: usize = 220;
+
+/// English words that carry no meaning in a query; dropped unless a query
+/// consists of nothing else. They are stored as the analyzer turns them.
+static QUERY_STOPWORDS: LazyLock<HashSet<String>> = LazyLock::new(|| {
+    const WORDS: &str =
+        "a an and are as at be been but by can could did do does for from had has have \
+        how i if in into is it its me my no not of on or our should so such that the their them \
+        then there these they this to us was we were what when where which who whom whose why \
+        will with would you your";
+    let mut analyzer = text_analyzer();
+    WORDS
+        .split_whitespace()
+        .flat_map(|w| analyze(&mut analyzer, w))
+        .map(|t| t.text)
+        .collect()
+});
+
+/// True when an analyzed term is an English stop word.
+pub fn is_stopword(term: &str) -> bool {
+    QUERY_STOPWORDS.contains(term)
+}
+
+/// Narrows a search to part of the brain.
+#[derive(Debug, Clone, Default)]
+pub struct SearchFilter {
+    /// A folder relative to the brain ("Harbor/Decisions"); notes beneath it match.
+    pub folder: Option<String>,
+    /// A tag, with or without `#`, any case.
+    pub tag: Option<String>,
+    /// Only notes of this kind ("note", "project-context").
+    pub kind: Option<&'static str>,
+}
+
+/// One matching passage with everything stored about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SectionHit {
+    pub path: String,
+    pub title: String,
+    pub heading: String,
+    pub text: String,
+    pub score: f32,
+    /// Seconds since the Unix epoch.
+    pub modified: i64,
+    /// The note's own date, `YYYY-MM-DD`, or empty.
+    pub created: String,
+    pub kind: String,
+    pub tags: Vec<String>,
+    pub ord: u64,
+}
+
+/// One note in a search result: its best passage.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    pub path: String,
+    pub title: String,
+    pub heading: String,
+    /// HTML: matches in `<mark>`, everything else escaped.
+    pub snippet: String,
+    pub score: f32,
+    /// RFC 3339.
+    pub modified: String,
+}
+
+/// Formats seconds since the epoch as RFC 3339 (UTC).
+pub fn rfc3339(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+impl Index {
+    fn searcher(&self) -> Searcher {
+        self.inner.reader.searcher()
+    }
+
+    fn fields(&self) -> &Fields {
+        &self.inner.fields
+    }
+
+    fn tantivy_err(&self, source: tantivy::TantivyError) -> Error {
+        Error::Tantivy {
+            path: self.inner.index_dir.clone(),
+            source,
+        }
+    }
+
+    /// Analyzed, de-duplicated query terms; stop words are dropped unless
+    /// nothing else is left.
+    pub fn query_terms(&self, text: &str) -> Vec<String> {
+        let mut seen = HashSet::new();
+        let all: Vec<String> = analyze(&mut text_analyzer(), text)
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| seen.insert(t.clone()))
+            .collect();
+        let content: Vec<String> = all.iter().filter(|t| !is_stopword(t)).cloned().collect();
+        if content.is_empty() {
+            all
+        } else {
+            content
+        }
+    }
+
+    /// Number of passages containing `term` in their text, and passages in all.
+    pub fn doc_freq(&self, term: &str) -> (u64, u64) {
+        let searcher = self.searcher();
+        let df = searcher
+            .doc_freq(&Term::from_field_text(self.fields().text, term))
+            .unwrap_or(0);
+        (df, searcher.num_docs())
+    }
+
+    /// The best `limit` passages for the given analyzed terms.
+    pub fn search_sections(
+        &self,
+        terms: &[String],
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<SectionHit>, Error> {
+        let f = *self.fields();
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in terms {
+            let query = |field, boost: f32| -> Box<dyn Query> {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                if boost == 1.0 {
+                    Box::new(q)
+                } else {
+                    Box::new(BoostQuery::new(Box::new(q), boost))
+                }
+            };
+            should.push((Occur::Should, query(f.text, 1.0)));
+            should.push((Occur::Should, query(f.title, TITLE_BOOST)));
+            should.push((Occur::Should, query(f.heading, HEADING_BOOST)));
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if !should.is_empty() {
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(should))));
+        }
+        let exact = |field, value: &str| -> Box<dyn Query> {
+            Box::new(ConstScoreQuery::new(
+                Box::new(TermQuery::new(
+                    Term::from_field_text(field, value),
+                    IndexRecordOption::Basic,
+                )),
+                0.0,
+            ))
+        };
+        if let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')) {
+            if !folder.is_empty() {
+                clauses.push((Occur::Must, exact(f.folders, folder)));
+            }
+        }
+        if let Some(tag) = filter
+            .tag
+            .as_deref()
+            .and_then(crate::brain::parse::normalize_tag)
+        {
+            clauses.push((Occur::Must, exact(f.tags, &tag)));
+        }
+        if let Some(kind) = filter.kind {
+            clauses.push((Occur::Must, exact(f.kind, kind)));
+        }
+        if clauses.is_empty() || should_is_missing(terms, filter) {
+            return Ok(Vec::new());
+        }
+        let searcher = self.searcher();
+        let query = BooleanQuery::new(clauses);
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
+            .map_err(|e| self.tantivy_err(e))?;
+        top.into_iter()
+            .map(|(score, address)| self.section_hit(&searcher, address, score))
+            .collect()
+    }
+
+    /// Every passage of the notes of a kind (e.g. project context), in order.
+    pub fn sections_of_kind(
+        &self,
+        kind: &'static str,
+        limit: usize,
+    ) -> Result<Vec<SectionHit>, Error> {
+        let f = *self.fields();
+        let searcher = self.searcher();
+        let query = TermQuery::new(
+            Term::from_field_text(f.kind, kind),
+            IndexRecordOption::Basic,
+        );
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
+            .map_err(|e| self.tantivy_err(e))?;
+        let mut hits = top
+            .into_iter()
+            .map(|(score, address)| self.section_hit(&searcher, address, score))
+            .collect::<Result<Vec<_>, _>>()?;
+        hits.sort_by(|a, b| a.path.cmp(&b.path).then(a.ord.cmp(&b.ord)));
+        Ok(hits)
+    }
+
+    fn section_hit(
+        &self,
+        searcher: &Searcher,
+        address: DocAddress,
+        score: f32,
+    ) -> Result<SectionHit, Error> {
+        let f = self.fields();
+        let doc: TantivyDocument = searcher.doc(address).map_err(|e| self.tantivy_err(e))?;
+        let text = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        Ok(SectionHit {
+            path: text(f.path),
+            title: text(f.title),
+            heading: text(f.heading),
+            text: text(f.text),
+            score,
+            modified: doc
+                .get_first(f.modified)
+                .and_then(|v| v.as_i64())
+                .unwrap_or(0),
+            created: text(f.created),
+            kind: text(f.kind),
+            tags: doc
+                .get_all(f.tags)
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            ord: doc.get_first(f.ord).and_then(|v| v.as_u64()).unwrap_or(0),
+        })
+    }
+
+    /// Ranked notes for a user's query: the best passage of each note.
+    pub fn search(
+        &self,
+        query: &str,
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<Hit>, Error> {
+        let terms = self.query_terms(query);
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sections = self.search_sections(&terms, filter, limit * 4 + 16)?;
+        let term_set: HashSet<&str> = terms.iter().map(String::as_str).collect();
+        let mut seen = HashSet::new();
+        let mut hits = Vec::new();
+        for section in sections {
+            if !seen.insert(section.path.clone()) {
+                continue;
+            }
+            let source = if section.text.is_empty() {
+                &section.heading
+            } else {
+                &section.text
+            };
+            hits.push(Hit {
+                snippet: snippet(source, &term_set, SNIPPET_CHARS),
+                path: section.path,
+                title: section.title,
+                heading: section.heading,
+                score: section.score,
+                modified: rfc3339(section.modified),
+            });
+            if hits.len() == limit {
+                break;
+            }
+        }
+        Ok(hits)
+    }
+}
+
+fn should_is_missing(terms: &[String], filter: &SearchFilter) -> bool {
+    // A filter alone would list the whole folder; search needs terms.
+    terms.is_empty() && (filter.folder.is_some() || filter.tag.is_some() || filter.kind.is_some())
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Byte ranges of `text` whose analyzed token is one of `terms`, merged
+/// where they overlap (CJK bigrams do).
+pub fn match_ranges(text: &str, terms: &HashSet<&str>) -> Vec<(usize, usize)> {
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for token in analyze(&mut text_analyzer(), text) {
+        if !terms.contains(token.text.as_str()) {
+            continue;
+        }
+        match ranges.last_mut() {
+            Some(last) if token.offset_from <= last.1 => last.1 = last.1.max(token.offset_to),
+            _ => ranges.push((token.offset_from, token.offset_to)),
+        }
+    }
+    ranges
+}
+
+/// A window of about `max_chars` of `text` around the densest matches, as
+/// HTML with matches in `<mark>` and everything else escaped.
+pub fn snippet(text: &str, terms: &HashSet<&str>, max_chars: usize) -> String {
+    let ranges = match_ranges(text, terms);
+    let char_offsets: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let total_chars = char_offsets.len();
+    let char_at = |byte: usize| char_offsets.partition_point(|&o| o < byte);
+    let lead = max_chars / 6;
+
+    // Start a little before the match that has the most matches after it.
+    let mut start_char = 0;
+    if total_chars > max_chars {
+        let starts: Vec<usize> = ranges.iter().map(|r| char_at(r.0)).collect();
+        let best = (0..starts.len())
+            .max_by_key(|&i| {
+                let count = starts[i..]
+                    .iter()
+                    .take_while(|&&s| s < starts[i] + max_chars - lead)
+                    .count();
+                (count, usize::MAX - i)
+            })
+            .map_or(0, |i| starts[i]);
+        start_char = best.saturating_sub(lead).min(total_chars - max_chars);
+        // Begin at a word boundary when one is near.
+        if start_char > 0 {
+            if let Some(space) = text[char_offsets[start_char]..]
+                .char_indices()
+                .take(20)
+                .find(|(_, c)| c.is_whitespace())
+            {
+                start_char = char_at(char_offsets[start_char] + space.0 + 1);
+            }
+        }
+    }
+    let end_char = (start_char + max_chars).min(total_chars);
+    let byte_of = |c: usize| char_offsets.get(c).copied().unwrap_or(text.len());
+    let (from, to) = (byte_of(start_char), byte_of(end_char));
+
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut at = from;
+    for &(s, e) in &ranges {
+        if e <= from || s >= to {
+            continue;
+        }
+        let (s, e) = (s.max(from), e.min(to));
+        out.push_str(&escape_html(&text[at..s]));
+        out.push_str("<mark>");
+        out.push_str(&escape_html(&text[s..e]));
+        out.push_str("</mark>");
+        at = e;
+    }
+    out.push_str(&escape_html(&text[at..to]));
+    if to < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms<'a>(list: &[&'a str]) -> HashSet<&'a str> {
+        list.iter().copied().collect()
+    }
+
+    #[test]
+    fn snippets_mark_matches_and_escape_the_rest() {
+        let got = snippet(
+            "Use <b>Postgres</b> & deploy",
+            &terms(&["postgr", "deploy"]),
+            200,
+        );
+        assert_eq!(
+            got,
+            "Use &lt;b&gt;<mark>Postgres</mark>&lt;/b&gt; &amp; <mark>deploy</mark>"
+        );
+        let got = snippet("<script>alert(1)</script>", &terms(&["alert"]), 200);
+        assert_eq!(got, "&lt;script&gt;<mark>alert</mark>(1)&lt;/script&gt;");
+    }
+
+    #[test]
+    fn snippets_mark_cjk_bigrams_as_one_span() {
+        let got = snippet("노트를 두뇌에서 찾기", &terms(&["두뇌", "뇌에"]), 200);
+        assert_eq!(got, "노트를 <mark>두뇌에</mark>서 찾기");
+    }
+
+    #[test]
+    fn long_text_is_windowed_around_the_matches() {
+        let text = format!(
+            "{} the needle is here {}",
+            "filler ".repeat(100),
+            "tail ".repeat(100)
+        );
+        let got = snippet(&text, &terms(&["needl"]), 80);
+        assert!(got.starts_with('…') && got.ends_with('…'), "{got}");
+        assert!(got.contains("<mark>needle</mark>"));
+        assert!(got.chars().count() < 80 + 30);
+    }
+
+    #[test]
+    fn stopwords_are_recognised_after_analysis() {
+        assert!(is_stopword("the"));
+        assert!(is_stopword("what"));
+        assert!(!is_stopword("databas"));
+    }
+}

@@ -1,0 +1,443 @@
+//! The one owner of the `IndexWriter`.
+//!
+//! All index writes happen on this thread (tantivy allows one writer per
+//! index); callers anywhere send it commands and may await the commit. The
+//! manifest (size, mtime and content hash of every indexed note) travels in
+//! the commit payload, so it can never disagree with the committed documents.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use tantivy::schema::Term;
+use tantivy::{IndexReader, IndexWriter, TantivyDocument};
+use tokio::sync::oneshot;
+
+use super::schema::{Fields, SCHEMA_VERSION};
+use super::{Error, IndexStatus};
+use crate::brain::scan::{read_note_text, scan_brain, stat_note, NoteFile};
+use crate::brain::{parse_note, Note};
+
+/// Called with (notes done, notes total) while reconciling.
+pub type Progress = Box<dyn Fn(usize, usize) + Send>;
+
+/// What a reconcile did.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ReconcileReport {
+    /// RFC 3339 time at which it finished.
+    pub at: String,
+    pub notes: usize,
+    pub sections: usize,
+    /// Notes read and parsed again because they changed (or were new).
+    pub reparsed: usize,
+    pub unchanged: usize,
+    pub removed: usize,
+    pub skipped_too_large: usize,
+    pub took_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(super) struct ManifestEntry {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub hash: u64,
+    pub sections: u32,
+}
+
+/// Everything the index knows about the files it was built from.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct Manifest {
+    pub schema: u32,
+    pub notes: HashMap<String, ManifestEntry>,
+}
+
+/// Reads the manifest from the last commit's payload; empty if there is none.
+pub(super) fn load_manifest(index: &tantivy::Index) -> Manifest {
+    index
+        .load_metas()
+        .ok()
+        .and_then(|meta| meta.payload)
+        .and_then(|payload| serde_json::from_str(&payload).ok())
+        .unwrap_or_default()
+}
+
+enum Command {
+    Reconcile {
+        progress: Option<Progress>,
+        reply: Option<oneshot::Sender<ReconcileReport>>,
+    },
+    Sync {
+        paths: Vec<String>,
+        reply: Option<oneshot::Sender<()>>,
+    },
+}
+
+pub(super) struct WriterSetup {
+    pub brain: PathBuf,
+    pub max_note_bytes: u64,
+    pub index: tantivy::Index,
+    pub writer: IndexWriter,
+    pub reader: IndexReader,
+    pub fields: Fields,
+    pub status: Arc<Mutex<IndexStatus>>,
+}
+
+/// Cloneable sender of work to the writer thread.
+#[derive(Clone)]
+pub(super) struct WriterHandle {
+    tx: mpsc::Sender<Command>,
+}
+
+pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
+    let (tx, rx) = mpsc::channel();
+    let manifest = load_manifest(&setup.index);
+    let mut owner = WriterOwner { setup, manifest };
+    std::thread::Builder::new()
+        .name("noggin-index-writer".to_string())
+        .spawn(move || owner.run(rx))
+        .map_err(|source| Error::DataDir {
+            path: PathBuf::from("<writer thread>"),
+            source,
+        })?;
+    Ok(WriterHandle { tx })
+}
+
+impl WriterHandle {
+    fn send(&self, command: Command) -> Result<(), Error> {
+        self.tx.send(command).map_err(|_| Error::WriterGone)
+    }
+
+    pub async fn reconcile(&self, progress: Option<Progress>) -> Result<ReconcileReport, Error> {
+        let (reply, done) = oneshot::channel();
+        self.send(Command::Reconcile {
+            progress,
+            reply: Some(reply),
+        })?;
+        done.await.map_err(|_| Error::WriterGone)
+    }
+
+    pub fn reconcile_blocking(&self, progress: Option<Progress>) -> Result<ReconcileReport, Error> {
+        let (reply, done) = oneshot::channel();
+        self.send(Command::Reconcile {
+            progress,
+            reply: Some(reply),
+        })?;
+        done.blocking_recv().map_err(|_| Error::WriterGone)
+    }
+
+    pub fn request_reconcile(&self) -> Result<(), Error> {
+        self.send(Command::Reconcile {
+            progress: None,
+            reply: None,
+        })
+    }
+
+    pub async fn sync_paths(&self, paths: Vec<String>) -> Result<(), Error> {
+        let (reply, done) = oneshot::channel();
+        self.send(Command::Sync {
+            paths,
+            reply: Some(reply),
+        })?;
+        done.await.map_err(|_| Error::WriterGone)
+    }
+
+    pub fn queue_paths(&self, paths: Vec<String>) -> Result<(), Error> {
+        self.send(Command::Sync { paths, reply: None })
+    }
+}
+
+struct WriterOwner {
+    setup: WriterSetup,
+    manifest: Manifest,
+}
+
+/// What happened to one note file when it was looked at again.
+enum Outcome {
+    Unchanged,
+    /// Content identical, only size/mtime bookkeeping changed.
+    Touched,
+    Reindexed,
+    Removed,
+    Absent,
+}
+
+impl WriterOwner {
+    fn run(&mut self, rx: mpsc::Receiver<Command>) {
+        while let Ok(first) = rx.recv() {
+            // Take everything already queued so a burst of edits costs one commit.
+            let mut commands = vec![first];
+            commands.extend(rx.try_iter());
+            let mut sync_paths = HashSet::new();
+            let mut sync_replies = Vec::new();
+            let mut reconciles = Vec::new();
+            for command in commands {
+                match command {
+                    Command::Sync { paths, reply } => {
+                        sync_paths.extend(paths);
+                        sync_replies.extend(reply);
+                    }
+                    Command::Reconcile { progress, reply } => reconciles.push((progress, reply)),
+                }
+            }
+            if !sync_paths.is_empty() {
+                let mut changed = false;
+                for path in &sync_paths {
+                    changed |= !matches!(self.sync_one(path), Outcome::Unchanged | Outcome::Absent);
+                }
+                if changed {
+                    self.commit();
+                }
+            }
+            for reply in sync_replies {
+                let _ = reply.send(());
+            }
+            if !reconciles.is_empty() {
+                // One reconcile answers every request queued with it.
+                let mut progress = None;
+                let mut replies = Vec::new();
+                for (p, r) in reconciles {
+                    progress = progress.or(p);
+                    replies.extend(r);
+                }
+                let report = self.reconcile(progress);
+                for reply in replies {
+                    let _ = reply.send(report.clone());
+                }
+            }
+        }
+        tracing::debug!("index writer stopped");
+    }
+
+    fn set_indexing(&self, indexing: bool) {
+        self.setup
+            .status
+            .lock()
+            .expect("status lock poisoned")
+            .indexing = indexing;
+    }
+
+    fn reconcile(&mut self, progress: Option<Progress>) -> ReconcileReport {
+        let started = Instant::now();
+        self.set_indexing(true);
+        let mut report = ReconcileReport::default();
+        let files = match scan_brain(&self.setup.brain, self.setup.max_note_bytes) {
+            Ok((files, scan)) => {
+                report.skipped_too_large = scan.too_large;
+                files
+            }
+            Err(error) => {
+                // The folder vanished: keep the index as it was rather than
+                // wiping it for what may be an unmounted disk.
+                tracing::warn!(%error, "cannot scan the brain");
+                self.set_indexing(false);
+                return report;
+            }
+        };
+        let total = files.len();
+        let on_disk: HashSet<&str> = files.iter().map(|f| f.rel_path.as_str()).collect();
+        let gone: Vec<String> = self
+            .manifest
+            .notes
+            .keys()
+            .filter(|p| !on_disk.contains(p.as_str()))
+            .cloned()
+            .collect();
+        let mut changed = false;
+        for path in gone {
+            self.delete_note(&path);
+            report.removed += 1;
+            changed = true;
+        }
+        for (done, file) in files.iter().enumerate() {
+            match self.look_at(file) {
+                Outcome::Unchanged => report.unchanged += 1,
+                Outcome::Touched => {
+                    report.unchanged += 1;
+                    changed = true;
+                }
+                Outcome::Reindexed => {
+                    report.reparsed += 1;
+                    changed = true;
+                }
+                Outcome::Removed | Outcome::Absent => {}
+            }
+            if let Some(progress) = &progress {
+                if done % 64 == 0 || done + 1 == total {
+                    progress(done + 1, total);
+                }
+            }
+        }
+        if changed || self.manifest.schema != SCHEMA_VERSION {
+            self.commit();
+        }
+        report.notes = self.manifest.notes.len();
+        report.sections = self
+            .manifest
+            .notes
+            .values()
+            .map(|e| e.sections as usize)
+            .sum();
+        report.took_ms = started.elapsed().as_millis() as u64;
+        report.at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        {
+            let mut status = self.setup.status.lock().expect("status lock poisoned");
+            status.indexing = false;
+            status.last_reconcile = Some(report.clone());
+        }
+        report
+    }
+
+    /// Brings one path (relative) up to date with the disk.
+    fn sync_one(&mut self, rel_path: &str) -> Outcome {
+        match stat_note(&self.setup.brain, rel_path, self.setup.max_note_bytes) {
+            Ok(Some(file)) => self.look_at(&file),
+            Ok(None) | Err(crate::brain::Error::TooLarge { .. }) => {
+                if self.manifest.notes.contains_key(rel_path) {
+                    self.delete_note(rel_path);
+                    Outcome::Removed
+                } else {
+                    Outcome::Absent
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot look at a changed note");
+                Outcome::Unchanged
+            }
+        }
+    }
+
+    fn look_at(&mut self, file: &NoteFile) -> Outcome {
+        let known = self.manifest.notes.get(&file.rel_path);
+        if known.is_some_and(|e| e.size == file.size && e.mtime_ns == file.mtime_ns) {
+            return Outcome::Unchanged;
+        }
+        let text = match read_note_text(file) {
+            Ok(text) => text,
+            Err(error) => {
+                tracing::warn!(%error, "skipping an unreadable note");
+                return Outcome::Unchanged;
+            }
+        };
+        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        if let Some(entry) = self.manifest.notes.get_mut(&file.rel_path) {
+            if entry.hash == hash {
+                entry.size = file.size;
+                entry.mtime_ns = file.mtime_ns;
+                return Outcome::Touched;
+            }
+        }
+        let note = parse_note(&file.rel_path, &text);
+        self.delete_note(&file.rel_path);
+        let sections = self.add_note(&note, file.mtime_ns / 1_000_000_000);
+        self.manifest.notes.insert(
+            file.rel_path.clone(),
+            ManifestEntry {
+                size: file.size,
+                mtime_ns: file.mtime_ns,
+                hash,
+                sections,
+            },
+        );
+        Outcome::Reindexed
+    }
+
+    fn delete_note(&mut self, rel_path: &str) {
+        let term = Term::from_field_text(self.setup.fields.path, rel_path);
+        self.setup.writer.delete_term(term);
+        self.manifest.notes.remove(rel_path);
+    }
+
+    fn add_note(&mut self, note: &Note, modified_secs: i64) -> u32 {
+        let f = &self.setup.fields;
+        let folders = ancestor_folders(&note.path);
+        let created = note.created.map(|d| d.to_string()).unwrap_or_default();
+        let mut added = 0;
+        for (ord, section) in note.sections.iter().enumerate() {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.path, &note.path);
+            for folder in &folders {
+                doc.add_text(f.folders, folder);
+            }
+            doc.add_text(f.title, &note.title);
+            for alias in &note.aliases {
+                doc.add_text(f.title, alias);
+            }
+            doc.add_text(f.heading, &section.heading);
+            for tag in &note.tags {
+                doc.add_text(f.tags, tag);
+            }
+            doc.add_text(f.text, &section.text);
+            doc.add_i64(f.modified, modified_secs);
+            doc.add_text(f.created, &created);
+            doc.add_text(f.kind, note.kind.as_str());
+            doc.add_u64(f.ord, ord as u64);
+            match self.setup.writer.add_document(doc) {
+                Ok(_) => added += 1,
+                Err(error) => tracing::error!(path = %note.path, %error, "cannot index a section"),
+            }
+        }
+        added
+    }
+
+    fn commit(&mut self) {
+        self.manifest.schema = SCHEMA_VERSION;
+        let payload = match serde_json::to_string(&self.manifest) {
+            Ok(payload) => payload,
+            Err(error) => {
+                tracing::error!(%error, "cannot serialize the manifest");
+                return;
+            }
+        };
+        let mut prepared = match self.setup.writer.prepare_commit() {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                tracing::error!(%error, "index commit failed");
+                return;
+            }
+        };
+        prepared.set_payload(&payload);
+        if let Err(error) = prepared.commit() {
+            tracing::error!(%error, "index commit failed");
+            return;
+        }
+        if let Err(error) = self.setup.reader.reload() {
+            tracing::error!(%error, "cannot reload the index reader");
+        }
+        let mut status = self.setup.status.lock().expect("status lock poisoned");
+        status.notes = self.manifest.notes.len();
+        status.sections = self
+            .manifest
+            .notes
+            .values()
+            .map(|e| e.sections as usize)
+            .sum();
+        status.last_commit =
+            Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    }
+}
+
+/// "a/b/c.md" → ["a", "a/b"].
+fn ancestor_folders(path: &str) -> Vec<String> {
+    let mut folders = Vec::new();
+    let mut end = 0;
+    while let Some(i) = path[end..].find('/') {
+        end += i;
+        folders.push(path[..end].to_string());
+        end += 1;
+    }
+    folders
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ancestor_folders;
+
+    #[test]
+    fn ancestors_of_a_path() {
+        assert_eq!(ancestor_folders("a/b/c.md"), ["a", "a/b"]);
+        assert!(ancestor_folders("c.md").is_empty());
+    }
+}

@@ -1,0 +1,17 @@
+//! noggin looks things up in the user's own notes before an assistant asks
+//! the user.
+//!
+//! A *brain* is a folder of markdown notes (an Obsidian vault, a docs folder,
+//! a wiki checkout); it is the source of truth. Data flows one way:
+//!
+//! - [`brain`] finds notes on disk, parses them into sections and follows
+//!   edits;
+//! - [`index`] keeps a tantivy index of those sections in `<brain>/.noggin/`,
+//!   written by one thread, searched by many;
+//! - [`server`] exposes search (and, on top of it, research) over HTTP;
+//! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
+
+pub mod brain;
+pub mod config;
+pub mod index;
+pub mod server;

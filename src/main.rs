@@ -1,0 +1,156 @@
+//! The `noggin` command: parses flags, sets up logging, runs a subcommand.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use noggin::config::{Cli, Command, IndexArgs, SearchArgs, ServeArgs};
+use noggin::index::{Index, Progress, SearchFilter};
+use noggin::server;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("noggin=info,tower_http=info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("noggin: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Index(args) => index(args),
+        Command::Search(args) => search(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let config = args.server_config()?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let addr = config.addr;
+        let state = server::AppState::open(config)?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        tracing::info!(brain = %state.index.brain().display(), "serving");
+        eprintln!(
+            "noggin is serving {} at http://{local}/",
+            state.index.brain().display()
+        );
+        server::run(listener, state, server::shutdown_signal()).await?;
+        Ok(())
+    })
+}
+
+fn progress_bar() -> Option<Progress> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} notes {elapsed_precise}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(Box::new(move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        if done == total {
+            bar.finish_and_clear();
+        }
+    }))
+}
+
+fn index(args: IndexArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let index = Index::open(args.brain.index_options(false))
+        .with_context(|| format!("cannot open the index of {:?}", args.brain.brain))?;
+    let report = index.reconcile_blocking(progress_bar())?;
+    let secs = started.elapsed().as_secs_f64();
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["seconds"] = serde_json::json!(secs);
+        println!("{value}");
+    } else {
+        println!(
+            "indexed {} notes, {} sections in {:.2} s ({} re-parsed, {} unchanged, {} removed)",
+            report.notes, report.sections, secs, report.reparsed, report.unchanged, report.removed
+        );
+    }
+    Ok(())
+}
+
+fn search(args: SearchArgs) -> anyhow::Result<()> {
+    let index = match Index::open(args.brain.index_options(false)) {
+        Ok(index) => {
+            index.reconcile_blocking(None)?;
+            index
+        }
+        // A running server owns the writer: search what it has indexed.
+        Err(noggin::index::Error::Locked(_)) => Index::open(args.brain.index_options(true))?,
+        Err(error) => {
+            return Err(error)
+                .with_context(|| format!("cannot open the index of {:?}", args.brain.brain))
+        }
+    };
+    let filter = SearchFilter {
+        folder: args.folder,
+        tag: args.tag,
+        kind: None,
+    };
+    let hits = index.search(&args.query.join(" "), &filter, args.limit as usize)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&serde_json::json!({"hits": hits}))?
+        )?;
+        return Ok(());
+    }
+    if hits.is_empty() {
+        writeln!(out, "no notes match")?;
+    }
+    for hit in hits {
+        let heading = if hit.heading.is_empty() {
+            String::new()
+        } else {
+            format!(" › {}", hit.heading)
+        };
+        writeln!(
+            out,
+            "{}{}  ({:.2})\n  {}\n  {}\n",
+            hit.title,
+            heading,
+            hit.score,
+            hit.path,
+            plain_snippet(&hit.snippet)
+        )?;
+    }
+    Ok(())
+}
+
+/// The snippet for a terminal: marks become brackets, entities are decoded.
+fn plain_snippet(html: &str) -> String {
+    html.replace("<mark>", "[")
+        .replace("</mark>", "]")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}

@@ -1,0 +1,130 @@
+//! The one error type of the HTTP API and the extractors that produce it.
+//!
+//! Every failure leaves as `{"error": {"code", "message"}}`. 4xx are the
+//! caller's doing and are not logged as errors; 5xx are logged with their
+//! detail and answered without it.
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+/// An API error: a status, a stable machine-readable code and a message.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not-found", message)
+    }
+
+    /// A failure of noggin itself: logged here, answered without detail.
+    pub fn internal(error: impl std::fmt::Display) -> Self {
+        tracing::error!(%error, "request failed");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "noggin failed to handle this request; see its log",
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<crate::index::Error> for ApiError {
+    fn from(error: crate::index::Error) -> Self {
+        ApiError::internal(error)
+    }
+}
+
+/// `Json` whose rejections (bad JSON, wrong type, too large) use the API's
+/// error shape.
+pub struct AppJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for AppJson<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(value)) => Ok(AppJson(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+fn json_rejection(rejection: JsonRejection) -> ApiError {
+    let status = rejection.status();
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "body-too-large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
+        _ => "invalid-json",
+    };
+    let status = if status.is_client_error() {
+        status
+    } else {
+        StatusCode::BAD_REQUEST
+    };
+    ApiError::new(status, code, rejection.body_text())
+}
+
+/// `Query` that refuses query strings that are not valid UTF-8 once
+/// percent-decoded (instead of silently replacing the bytes).
+pub struct AppQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for AppQuery<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let raw = parts.uri.query().unwrap_or("");
+        for pair in raw.split('&') {
+            let bytes: Vec<u8> = percent_encoding::percent_decode_str(pair).collect();
+            if std::str::from_utf8(&bytes).is_err() {
+                return Err(ApiError::bad_request(
+                    "invalid-query",
+                    "the query string is not valid UTF-8 after percent-decoding",
+                ));
+            }
+        }
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(AppQuery(value)),
+            Err(rejection) => Err(query_rejection(rejection)),
+        }
+    }
+}
+
+fn query_rejection(rejection: QueryRejection) -> ApiError {
+    ApiError::bad_request("invalid-query", rejection.body_text())
+}

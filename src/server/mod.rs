@@ -1,0 +1,147 @@
+//! The HTTP server: the JSON API, the OpenAPI document and (later) the card.
+//!
+//! Each resource lives in its own module with a `router()`; [`app`] puts them
+//! together with the body limit, the bearer-token check on `/v1` and request
+//! tracing. [`run`] serves until the shutdown future resolves, so tests can
+//! pass their own.
+
+pub mod error;
+mod openapi;
+mod search;
+mod status;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::Router;
+use tokio::net::TcpListener;
+use tower_http::trace::TraceLayer;
+
+use crate::brain::watch::{watch_brain, Change, Watcher};
+use crate::config::ServerConfig;
+use crate::index::Index;
+use error::ApiError;
+
+/// Shared state of every handler: cheap handles.
+#[derive(Clone)]
+pub struct AppState {
+    pub index: Index,
+    pub watcher: Arc<Watcher>,
+    pub config: Arc<ServerConfig>,
+    pub started: Instant,
+}
+
+impl AppState {
+    /// Opens the brain's index, starts following the brain and starts the
+    /// first reconcile in the background (searches work meanwhile).
+    pub fn open(config: ServerConfig) -> anyhow::Result<AppState> {
+        let index = Index::open(config.brain.index_options(false))?;
+        let sink_index = index.clone();
+        let sink = Arc::new(move |change: Change| {
+            let sent = match change {
+                Change::Notes(paths) => sink_index.queue_paths(paths),
+                Change::Rescan => sink_index.request_reconcile(),
+            };
+            if let Err(error) = sent {
+                tracing::warn!(%error, "cannot pass a change to the index");
+            }
+        });
+        let watcher = watch_brain(index.brain(), config.watch, config.poll_interval, sink);
+        index.request_reconcile()?;
+        Ok(AppState {
+            index,
+            watcher: Arc::new(watcher),
+            config: Arc::new(config),
+            started: Instant::now(),
+        })
+    }
+}
+
+/// The whole HTTP application.
+pub fn app(state: AppState) -> Router {
+    let v1 = Router::new()
+        .merge(status::router())
+        .merge(search::router())
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    Router::new()
+        .merge(status::health_router())
+        .merge(openapi::router())
+        .merge(v1)
+        .fallback(|| async { ApiError::not_found("no such route") })
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Checks `Authorization: Bearer <token>` when a token is configured.
+async fn require_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    if let Some(token) = state.config.token.as_deref() {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong bearer token",
+            ));
+        }
+    }
+    Ok(next.run(request).await)
+}
+
+/// Compares without an early exit, so response time does not leak the token.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves.
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

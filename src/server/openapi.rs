@@ -1,0 +1,73 @@
+//! `GET /openapi.json`: the API described for client generators and checkers.
+
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/openapi.json", get(|| async { Json(document()) }))
+}
+
+fn error_response(description: &str) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+}
+
+/// The OpenAPI 3.1 document of the routes noggin serves.
+pub fn document() -> Value {
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "noggin",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Answers an assistant's open questions from the user's markdown notes before it asks the user."
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "required": ["error"],
+                    "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {
+                        "code": {"type": "string"}, "message": {"type": "string"}}}}
+                },
+                "Hit": {
+                    "type": "object",
+                    "required": ["path", "title", "heading", "snippet", "score", "modified"],
+                    "properties": {
+                        "path": {"type": "string"},
+                        "title": {"type": "string"},
+                        "heading": {"type": "string"},
+                        "snippet": {"type": "string", "description": "HTML: matches in <mark>, everything else escaped"},
+                        "score": {"type": "number"},
+                        "modified": {"type": "string", "format": "date-time"}
+                    }
+                }
+            }
+        },
+        "security": [{"bearer": []}],
+        "paths": {
+            "/healthz": {"get": {"summary": "Liveness", "security": [],
+                "responses": {"200": {"description": "noggin is up"}}}},
+            "/v1/status": {"get": {"summary": "Brain, index and watcher status",
+                "responses": {"200": {"description": "status"}, "401": error_response("missing or wrong token")}}},
+            "/v1/search": {"get": {
+                "summary": "Ranked notes for a query",
+                "parameters": [
+                    {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 1000}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}},
+                    {"name": "folder", "in": "query", "schema": {"type": "string"}},
+                    {"name": "tag", "in": "query", "schema": {"type": "string"}}
+                ],
+                "responses": {
+                    "200": {"description": "hits", "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["hits"],
+                        "properties": {"hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}}}}}}},
+                    "400": error_response("empty query, bad limit or invalid UTF-8"),
+                    "401": error_response("missing or wrong token")
+                }
+            }}
+        }
+    })
+}
