@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::brain::watch::WatchMode;
 use crate::index::IndexOptions;
+use crate::research::llm::LlmSettings;
+use crate::research::ResearchSettings;
 
 /// noggin: answers an assistant's open questions from your markdown notes
 /// before it asks you.
@@ -30,6 +32,8 @@ pub enum Command {
     Index(IndexArgs),
     /// Search the brain from the terminal.
     Search(SearchArgs),
+    /// Answer open questions from the brain, as POST /v1/research does.
+    Research(ResearchCmdArgs),
 }
 
 /// Where the brain and its index are.
@@ -94,6 +98,128 @@ pub struct ServeArgs {
         value_name = "MS"
     )]
     pub poll_interval_ms: u64,
+
+    #[command(flatten)]
+    pub research: ResearchArgs,
+}
+
+/// How self-research gathers evidence and decides.
+#[derive(Debug, Clone, Args)]
+pub struct ResearchArgs {
+    /// A note to use as the project context instead of the brain's notes
+    /// with `noggin: project-context` in their frontmatter.
+    #[arg(long, env = "NOGGIN_PROJECT_CONTEXT", value_name = "FILE")]
+    pub project_context: Option<PathBuf>,
+
+    /// The project context is cut (on a sentence) to this many characters.
+    #[arg(
+        long,
+        env = "NOGGIN_PROJECT_CONTEXT_CHARS",
+        default_value_t = 3000,
+        value_name = "CHARS"
+    )]
+    pub project_context_chars: usize,
+
+    /// Notes cited as evidence per question.
+    #[arg(long, env = "NOGGIN_NOTES_PER_QUESTION", default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=10), value_name = "N")]
+    pub notes_per_question: u16,
+
+    /// All evidence excerpts of one request together stay within this many characters.
+    #[arg(
+        long,
+        env = "NOGGIN_EVIDENCE_BUDGET_CHARS",
+        default_value_t = 4000,
+        value_name = "CHARS"
+    )]
+    pub evidence_budget_chars: usize,
+
+    /// Confidence (0 to 1) the local decider needs to call a question answered.
+    #[arg(long, env = "NOGGIN_ANSWER_THRESHOLD", default_value_t = crate::research::DEFAULT_THRESHOLD, value_name = "CONFIDENCE")]
+    pub answer_threshold: f32,
+
+    /// Folder of the notes written from the user's answers, relative to the brain.
+    #[arg(
+        long,
+        env = "NOGGIN_KNOWLEDGE_FOLDER",
+        default_value = "Alignment Knowledge",
+        value_name = "DIR"
+    )]
+    pub knowledge_folder: String,
+
+    /// An OpenAI-compatible API (e.g. http://127.0.0.1:8080/v1) whose
+    /// /chat/completions decides instead of the local decider (which remains
+    /// the fallback).
+    #[arg(long, env = "NOGGIN_LLM_URL", value_name = "URL")]
+    pub llm_url: Option<String>,
+
+    /// Model name sent to the LLM.
+    #[arg(
+        long,
+        env = "NOGGIN_LLM_MODEL",
+        default_value = "gpt-4o-mini",
+        value_name = "NAME"
+    )]
+    pub llm_model: String,
+
+    /// Name of the environment variable that holds the LLM's API key.
+    #[arg(
+        long,
+        env = "NOGGIN_LLM_API_KEY_ENV",
+        default_value = "NOGGIN_LLM_API_KEY",
+        value_name = "VAR"
+    )]
+    pub llm_api_key_env: String,
+
+    /// Give up on the LLM after this long and use the local decider.
+    #[arg(
+        long,
+        env = "NOGGIN_LLM_TIMEOUT_MS",
+        default_value_t = 10_000,
+        value_name = "MS"
+    )]
+    pub llm_timeout_ms: u64,
+}
+
+impl ResearchArgs {
+    /// Checks the research flags; relative paths are taken from the brain.
+    pub fn research_settings(&self, brain: &std::path::Path) -> anyhow::Result<ResearchSettings> {
+        if !(0.0..=1.0).contains(&self.answer_threshold) {
+            anyhow::bail!("--answer-threshold must be between 0 and 1");
+        }
+        let folder = self.knowledge_folder.trim_matches('/');
+        if folder.is_empty()
+            || std::path::Path::new(folder)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            anyhow::bail!("--knowledge-folder must be a folder inside the brain");
+        }
+        let llm = match self.llm_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            None => None,
+            Some(url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    anyhow::bail!("--llm-url must start with http:// or https://");
+                }
+                Some(LlmSettings {
+                    url: url.to_string(),
+                    model: self.llm_model.clone(),
+                    api_key: std::env::var(&self.llm_api_key_env)
+                        .ok()
+                        .filter(|k| !k.is_empty()),
+                    timeout: Duration::from_millis(self.llm_timeout_ms.max(1)),
+                })
+            }
+        };
+        Ok(ResearchSettings {
+            project_context_path: self.project_context.as_ref().map(|p| brain.join(p)),
+            project_context_chars: self.project_context_chars,
+            notes_per_question: self.notes_per_question as usize,
+            evidence_budget_chars: self.evidence_budget_chars,
+            threshold: self.answer_threshold,
+            knowledge_folder: folder.to_string(),
+            llm,
+        })
+    }
 }
 
 /// Validated settings of the server.
@@ -105,6 +231,7 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     pub watch: WatchMode,
     pub poll_interval: Duration,
+    pub research: ResearchSettings,
 }
 
 impl ServeArgs {
@@ -121,6 +248,7 @@ impl ServeArgs {
         if self.poll_interval_ms == 0 {
             anyhow::bail!("--poll-interval-ms must be at least 1");
         }
+        let research = self.research.research_settings(&self.brain.brain)?;
         Ok(ServerConfig {
             brain: self.brain,
             addr: self.addr,
@@ -128,6 +256,7 @@ impl ServeArgs {
             max_body_bytes: self.max_body_bytes,
             watch: self.watch,
             poll_interval: Duration::from_millis(self.poll_interval_ms),
+            research,
         })
     }
 }
@@ -166,6 +295,32 @@ pub struct SearchArgs {
     /// What to look for.
     #[arg(required = true, num_args = 1..)]
     pub query: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ResearchCmdArgs {
+    #[command(flatten)]
+    pub brain: BrainArgs,
+
+    #[command(flatten)]
+    pub research: ResearchArgs,
+
+    /// Print the response as JSON (the shape of POST /v1/research).
+    #[arg(long)]
+    pub json: bool,
+
+    /// The request the questions are about.
+    #[arg(long, default_value = "")]
+    pub prompt: String,
+
+    /// An open question; repeat for more (at most 20).
+    #[arg(
+        short = 'q',
+        long = "question",
+        required = true,
+        value_name = "QUESTION"
+    )]
+    pub questions: Vec<String>,
 }
 
 #[cfg(test)]

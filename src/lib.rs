@@ -8,10 +8,13 @@
 //!   edits;
 //! - [`index`] keeps a tantivy index of those sections in `<brain>/.noggin/`,
 //!   written by one thread, searched by many;
-//! - [`server`] exposes search (and, on top of it, research) over HTTP;
+//! - [`research`] answers an assistant's open questions from that index,
+//!   with evidence, or leaves them for the user;
+//! - [`server`] exposes search and research over HTTP;
 //! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
 
 pub mod brain;
 pub mod config;
 pub mod index;
+pub mod research;
 pub mod server;

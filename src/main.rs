@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
-use noggin::config::{Cli, Command, IndexArgs, SearchArgs, ServeArgs};
+use noggin::config::{Cli, Command, IndexArgs, ResearchCmdArgs, SearchArgs, ServeArgs};
 use noggin::index::{Index, Progress, SearchFilter};
+use noggin::research::{research_questions, ResearchRequest, MARKER};
 use noggin::server;
 use tracing_subscriber::EnvFilter;
 
@@ -34,6 +35,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve(args),
         Command::Index(args) => index(args),
         Command::Search(args) => search(args),
+        Command::Research(args) => research(args),
     }
 }
 
@@ -94,19 +96,25 @@ fn index(args: IndexArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn search(args: SearchArgs) -> anyhow::Result<()> {
-    let index = match Index::open(args.brain.index_options(false)) {
+/// Opens the index for reading: brought up to date when this process can
+/// write it, as the running server has it otherwise.
+fn open_for_reading(brain: &noggin::config::BrainArgs) -> anyhow::Result<Index> {
+    Ok(match Index::open(brain.index_options(false)) {
         Ok(index) => {
             index.reconcile_blocking(None)?;
             index
         }
         // A running server owns the writer: search what it has indexed.
-        Err(noggin::index::Error::Locked(_)) => Index::open(args.brain.index_options(true))?,
+        Err(noggin::index::Error::Locked(_)) => Index::open(brain.index_options(true))?,
         Err(error) => {
             return Err(error)
-                .with_context(|| format!("cannot open the index of {:?}", args.brain.brain))
+                .with_context(|| format!("cannot open the index of {:?}", brain.brain))
         }
-    };
+    })
+}
+
+fn search(args: SearchArgs) -> anyhow::Result<()> {
+    let index = open_for_reading(&args.brain)?;
     let filter = SearchFilter {
         folder: args.folder,
         tag: args.tag,
@@ -153,4 +161,45 @@ fn plain_snippet(html: &str) -> String {
         .replace("&quot;", "\"")
         .replace("&#39;", "'")
         .replace("&amp;", "&")
+}
+
+fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
+    let settings = args.research.research_settings(&args.brain.brain)?;
+    let request = ResearchRequest {
+        prompt: args.prompt,
+        questions: args.questions,
+        session: None,
+        project_context: None,
+    };
+    request.validate()?;
+    let index = open_for_reading(&args.brain)?;
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let response = runtime.block_on(research_questions(&index, &settings, &request));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&response)?)?;
+        return Ok(());
+    }
+    for answered in &response.answered {
+        writeln!(out, "{}", answered.question)?;
+        writeln!(out, "  {}{}", MARKER, answered.answer)?;
+        let sources: Vec<&str> = answered.evidence.iter().map(|e| e.path.as_str()).collect();
+        writeln!(
+            out,
+            "  confidence {:.2}; from {}",
+            answered.confidence,
+            sources.join(", ")
+        )?;
+        for old in &answered.superseded {
+            writeln!(out, "  (replaces \"{}\" from {})", old.answer, old.path)?;
+        }
+        writeln!(out)?;
+    }
+    if !response.unanswered.is_empty() {
+        writeln!(out, "Still open, for the user:")?;
+        for open in &response.unanswered {
+            writeln!(out, "  - {}", open.question)?;
+        }
+    }
+    Ok(())
 }

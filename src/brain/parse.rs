@@ -530,7 +530,7 @@ mod tests {
     #[test]
     fn long_sections_become_paragraph_sized_passages() {
         let paragraph = "This sentence has some words in it. ".repeat(15);
-        let src = vec![paragraph.trim(); 6].join("\n\n");
+        let src = [paragraph.trim(); 6].join("\n\n");
         let note = parse_note("n.md", &src);
         assert!(note.sections.len() >= 3, "got {}", note.sections.len());
         for section in &note.sections {

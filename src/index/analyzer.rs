@@ -136,8 +136,8 @@ fn tokenize(text: &str) -> Vec<Token> {
             CharClass::Word => push(chars[start].0, end_of(i - 1)),
             CharClass::Cjk if i - start == 1 => push(chars[start].0, end_of(start)),
             CharClass::Cjk => {
-                for k in start..i - 1 {
-                    push(chars[k].0, end_of(k + 1));
+                for (k, &(at, _)) in chars.iter().enumerate().take(i - 1).skip(start) {
+                    push(at, end_of(k + 1));
                 }
             }
         }

@@ -7,6 +7,7 @@
 
 pub mod error;
 mod openapi;
+mod research;
 mod search;
 mod status;
 
@@ -25,6 +26,7 @@ use tower_http::trace::TraceLayer;
 use crate::brain::watch::{watch_brain, Change, Watcher};
 use crate::config::ServerConfig;
 use crate::index::Index;
+use crate::research::log::ResearchLog;
 use error::ApiError;
 
 /// Shared state of every handler: cheap handles.
@@ -34,6 +36,8 @@ pub struct AppState {
     pub watcher: Arc<Watcher>,
     pub config: Arc<ServerConfig>,
     pub started: Instant,
+    /// The latest research of each session, for the card.
+    pub research_log: ResearchLog,
 }
 
 impl AppState {
@@ -58,6 +62,7 @@ impl AppState {
             watcher: Arc::new(watcher),
             config: Arc::new(config),
             started: Instant::now(),
+            research_log: ResearchLog::default(),
         })
     }
 }
@@ -67,6 +72,7 @@ pub fn app(state: AppState) -> Router {
     let v1 = Router::new()
         .merge(status::router())
         .merge(search::router())
+        .merge(research::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .merge(status::health_router())

@@ -1,0 +1,488 @@
+//! Self-research: answering an assistant's open questions from the brain
+//! before the user is asked.
+//!
+//! One request runs in two phases. Phase 1 loads the project context
+//! ([`context`]); phase 2 gathers evidence for every question and decides,
+//! per question, whether the evidence states the answer: first against the
+//! answers the user already gave ([`qa`]), then against the notes
+//! ([`decider`]). An optional LLM ([`llm`]) may decide instead, with the local
+//! decider as its fallback. Research never fails: whatever goes wrong leaves a
+//! question unanswered.
+
+pub mod context;
+pub mod decider;
+pub mod llm;
+pub mod log;
+pub mod qa;
+pub mod question;
+pub mod sentences;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::index::search::rfc3339;
+use crate::index::{Index, SectionHit};
+use context::{load_project_context, ContextSource, ProjectContext};
+use decider::{answer_text, excerpt, find_evidence, NoteFinding, Weights};
+use qa::{find_stored_answer, StoredAnswer, Superseded};
+
+/// The `source` of every self-researched answer.
+pub const SOURCE: &str = "self-research";
+/// Shown before a self-researched answer where it appears as text.
+pub const MARKER: &str = "(self-research) ";
+/// Most questions in one request.
+pub const MAX_QUESTIONS: usize = 20;
+/// Longest question, in characters.
+pub const MAX_QUESTION_CHARS: usize = 500;
+/// Longest prompt, in characters.
+pub const MAX_PROMPT_CHARS: usize = 20_000;
+/// Longest project context a request may send, in characters.
+pub const MAX_PROJECT_CONTEXT_CHARS: usize = 100_000;
+/// Longest session id, in characters.
+pub const MAX_SESSION_CHARS: usize = 200;
+/// The default answer threshold, chosen on the evaluation sets (see README).
+pub const DEFAULT_THRESHOLD: f32 = 0.6;
+/// Confidence floor of a stored answer whose question matches.
+const STORED_ANSWER_BASE: f32 = 0.8;
+
+/// Validated research settings.
+#[derive(Debug, Clone)]
+pub struct ResearchSettings {
+    /// A note used as project context instead of the brain's
+    /// `noggin: project-context` notes.
+    pub project_context_path: Option<PathBuf>,
+    pub project_context_chars: usize,
+    pub notes_per_question: usize,
+    pub evidence_budget_chars: usize,
+    /// Confidence an answer needs.
+    pub threshold: f32,
+    /// Folder (relative to the brain) of the notes the learning loop writes.
+    pub knowledge_folder: String,
+    pub llm: Option<llm::LlmSettings>,
+}
+
+impl Default for ResearchSettings {
+    fn default() -> Self {
+        ResearchSettings {
+            project_context_path: None,
+            project_context_chars: 3000,
+            notes_per_question: 2,
+            evidence_budget_chars: 4000,
+            threshold: DEFAULT_THRESHOLD,
+            knowledge_folder: "Alignment Knowledge".into(),
+            llm: None,
+        }
+    }
+}
+
+/// `POST /v1/research` body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResearchRequest {
+    #[serde(default)]
+    pub prompt: String,
+    pub questions: Vec<String>,
+    #[serde(default)]
+    pub session: Option<String>,
+    #[serde(default)]
+    pub project_context: Option<String>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InvalidRequest {
+    #[error("questions must not be empty")]
+    NoQuestions,
+    #[error("at most {MAX_QUESTIONS} questions per request (got {0})")]
+    TooManyQuestions(usize),
+    #[error("question {0} is empty")]
+    EmptyQuestion(usize),
+    #[error("question {0} is longer than {MAX_QUESTION_CHARS} characters")]
+    QuestionTooLong(usize),
+    #[error("question {0} contains a control character (a question is one line)")]
+    ControlCharacter(usize),
+    #[error("prompt is longer than {MAX_PROMPT_CHARS} characters")]
+    PromptTooLong,
+    #[error("project_context is longer than {MAX_PROJECT_CONTEXT_CHARS} characters")]
+    ProjectContextTooLong,
+    #[error("session must be 1 to {MAX_SESSION_CHARS} characters without control characters")]
+    BadSession,
+}
+
+impl InvalidRequest {
+    /// A stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            InvalidRequest::NoQuestions => "no-questions",
+            InvalidRequest::TooManyQuestions(_) => "too-many-questions",
+            InvalidRequest::EmptyQuestion(_) => "empty-question",
+            InvalidRequest::QuestionTooLong(_) => "question-too-long",
+            InvalidRequest::ControlCharacter(_) => "control-character",
+            InvalidRequest::PromptTooLong => "prompt-too-long",
+            InvalidRequest::ProjectContextTooLong => "project-context-too-long",
+            InvalidRequest::BadSession => "invalid-session",
+        }
+    }
+}
+
+impl ResearchRequest {
+    /// Checks the limits of SPEC §4; questions are numbered from 1.
+    pub fn validate(&self) -> Result<(), InvalidRequest> {
+        if self.questions.is_empty() {
+            return Err(InvalidRequest::NoQuestions);
+        }
+        if self.questions.len() > MAX_QUESTIONS {
+            return Err(InvalidRequest::TooManyQuestions(self.questions.len()));
+        }
+        for (i, question) in self.questions.iter().enumerate() {
+            let n = i + 1;
+            if question.chars().any(char::is_control) {
+                return Err(InvalidRequest::ControlCharacter(n));
+            }
+            if question.trim().is_empty() {
+                return Err(InvalidRequest::EmptyQuestion(n));
+            }
+            if question.chars().count() > MAX_QUESTION_CHARS {
+                return Err(InvalidRequest::QuestionTooLong(n));
+            }
+        }
+        if self.prompt.chars().count() > MAX_PROMPT_CHARS {
+            return Err(InvalidRequest::PromptTooLong);
+        }
+        if self
+            .project_context
+            .as_ref()
+            .is_some_and(|c| c.chars().count() > MAX_PROJECT_CONTEXT_CHARS)
+        {
+            return Err(InvalidRequest::ProjectContextTooLong);
+        }
+        if let Some(session) = &self.session {
+            let n = session.chars().count();
+            if n == 0 || n > MAX_SESSION_CHARS || session.chars().any(char::is_control) {
+                return Err(InvalidRequest::BadSession);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One piece of evidence: an excerpt of a note.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Evidence {
+    pub path: String,
+    pub title: String,
+    pub heading: String,
+    pub excerpt: String,
+    pub score: f32,
+    /// RFC 3339, or empty for text sent with the request.
+    pub modified: String,
+}
+
+/// A question the brain answered.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answered {
+    pub question: String,
+    pub answer: String,
+    pub confidence: f32,
+    pub source: &'static str,
+    pub evidence: Vec<Evidence>,
+    /// Older stored answers that this one replaced.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<Superseded>,
+}
+
+/// A question left for the user, with the best weak evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unanswered {
+    pub question: String,
+    pub evidence: Vec<Evidence>,
+}
+
+/// `POST /v1/research` response.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResearchResponse {
+    pub research_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_context: Option<String>,
+    pub answered: Vec<Answered>,
+    pub unanswered: Vec<Unanswered>,
+    pub evidence_chars: usize,
+    pub took_ms: u64,
+}
+
+/// What the deciders see of one question.
+pub struct QuestionEvidence {
+    pub question: String,
+    /// Best note first, at most `notes_per_question`.
+    pub findings: Vec<NoteFinding>,
+    pub evidence: Vec<Evidence>,
+    pub stored: Option<StoredAnswer>,
+}
+
+/// A decision about one question.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    Answered {
+        answer: String,
+        confidence: f32,
+        /// Indexes into the question's evidence, the cited ones first.
+        cited: Vec<usize>,
+        superseded: Vec<Superseded>,
+    },
+    Unanswered,
+}
+
+/// Researches a validated request. Never fails: problems leave questions
+/// unanswered and are logged.
+pub async fn research_questions(
+    index: &Index,
+    settings: &ResearchSettings,
+    request: &ResearchRequest,
+) -> ResearchResponse {
+    let started = Instant::now();
+    let (context, gathered) = {
+        let index = index.clone();
+        let settings = settings.clone();
+        let request = request.clone();
+        tokio::task::spawn_blocking(move || gather(&index, &settings, &request))
+            .await
+            .unwrap_or_else(|error| {
+                tracing::error!(%error, "gathering evidence failed");
+                (ProjectContext::default(), Vec::new())
+            })
+    };
+    let mut decisions: Vec<Decision> = gathered
+        .iter()
+        .map(|q| decide_locally(q, settings.threshold))
+        .collect();
+    if let Some(llm) = &settings.llm {
+        match llm::decide(llm, &request.prompt, context.text.as_deref(), &gathered).await {
+            Ok(llm_decisions) => {
+                for (i, decision) in llm_decisions.into_iter().enumerate() {
+                    // A stored answer from the user outranks any model.
+                    if let (Some(decision), None) = (decision, &gathered[i].stored) {
+                        decisions[i] = decision;
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "LLM decider failed; using the local decider");
+            }
+        }
+    }
+    respond(context, gathered, decisions, started)
+}
+
+/// Phase 1 and 2: project context, stored answers and evidence per question.
+fn gather(
+    index: &Index,
+    settings: &ResearchSettings,
+    request: &ResearchRequest,
+) -> (ProjectContext, Vec<QuestionEvidence>) {
+    let source = match (&request.project_context, &settings.project_context_path) {
+        (Some(text), _) => ContextSource::Request(text),
+        (None, Some(path)) => ContextSource::File(path),
+        (None, None) => ContextSource::Brain,
+    };
+    let context = load_project_context(index, source, settings.project_context_chars);
+    let slots = (request.questions.len() * settings.notes_per_question).max(1);
+    let excerpt_chars = (settings.evidence_budget_chars / slots).min(600);
+    let mut weights = Weights::new(index);
+    let gathered = request
+        .questions
+        .iter()
+        .map(|asked| {
+            let question = asked.trim();
+            let stored =
+                find_stored_answer(index, &mut weights, &settings.knowledge_folder, question);
+            let terms = weights.question_terms(question);
+            let mut findings = find_evidence(index, &terms, &context.sections);
+            if let Some(stored) = &stored {
+                // The stored answer's note comes first.
+                findings.retain(|f| f.section.path != stored.section.path);
+                findings.insert(0, stored_finding(stored));
+            }
+            findings.truncate(settings.notes_per_question);
+            let evidence = findings
+                .iter()
+                .filter(|_| excerpt_chars > 0)
+                .map(|f| Evidence {
+                    path: f.section.path.clone(),
+                    title: f.section.title.clone(),
+                    heading: f.section.heading.clone(),
+                    excerpt: excerpt(f, excerpt_chars),
+                    score: round3(f.sentence.confidence),
+                    modified: if f.section.modified == 0 {
+                        String::new()
+                    } else {
+                        rfc3339(f.section.modified)
+                    },
+                })
+                .collect();
+            QuestionEvidence {
+                // The caller's own spelling, so it can match its questions.
+                question: asked.clone(),
+                findings,
+                evidence,
+                stored,
+            }
+        })
+        .collect();
+    (context, gathered)
+}
+
+/// A stored answer as a finding: its whole text is the sentence.
+fn stored_finding(stored: &StoredAnswer) -> NoteFinding {
+    let section: SectionHit = stored.section.clone();
+    let text = &section.text;
+    let start = text.len() - text.trim_start().len();
+    let end = text.trim_end().len();
+    NoteFinding {
+        sentence: decider::ScoredSentence {
+            span: (start, end.max(start)),
+            confidence: stored_confidence(stored),
+        },
+        section,
+    }
+}
+
+fn stored_confidence(stored: &StoredAnswer) -> f32 {
+    STORED_ANSWER_BASE + (1.0 - STORED_ANSWER_BASE) * stored.similarity
+}
+
+/// The local decider: a stored answer, else the best sentence when its
+/// confidence reaches the threshold.
+pub fn decide_locally(q: &QuestionEvidence, threshold: f32) -> Decision {
+    if let Some(stored) = &q.stored {
+        return Decision::Answered {
+            answer: stored.answer.clone(),
+            confidence: stored_confidence(stored),
+            cited: vec![0],
+            superseded: stored.superseded.clone(),
+        };
+    }
+    match q.findings.first() {
+        Some(best) if best.sentence.confidence >= threshold => Decision::Answered {
+            answer: answer_text(best),
+            confidence: best.sentence.confidence,
+            cited: (0..q.evidence.len()).collect(),
+            superseded: Vec::new(),
+        },
+        _ => Decision::Unanswered,
+    }
+}
+
+fn respond(
+    context: ProjectContext,
+    gathered: Vec<QuestionEvidence>,
+    decisions: Vec<Decision>,
+    started: Instant,
+) -> ResearchResponse {
+    let mut answered = Vec::new();
+    let mut unanswered = Vec::new();
+    let mut evidence_chars = 0;
+    for (i, q) in gathered.into_iter().enumerate() {
+        let decision = decisions.get(i).cloned().unwrap_or(Decision::Unanswered);
+        evidence_chars += q
+            .evidence
+            .iter()
+            .map(|e| e.excerpt.chars().count())
+            .sum::<usize>();
+        match decision {
+            Decision::Answered {
+                answer,
+                confidence,
+                cited,
+                superseded,
+            } => {
+                let mut evidence: Vec<Evidence> = cited
+                    .iter()
+                    .filter_map(|&c| q.evidence.get(c).cloned())
+                    .collect();
+                for (c, e) in q.evidence.iter().enumerate() {
+                    if !cited.contains(&c) {
+                        evidence.push(e.clone());
+                    }
+                }
+                answered.push(Answered {
+                    question: q.question,
+                    answer,
+                    confidence: round3(confidence),
+                    source: SOURCE,
+                    evidence,
+                    superseded,
+                });
+            }
+            Decision::Unanswered => unanswered.push(Unanswered {
+                question: q.question,
+                evidence: q.evidence,
+            }),
+        }
+    }
+    ResearchResponse {
+        research_id: new_research_id(),
+        project_context: context.text,
+        answered,
+        unanswered,
+        evidence_chars,
+        took_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+fn round3(x: f32) -> f32 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// A short id, unique within this process and unlikely to repeat across runs.
+fn new_research_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let hash = xxhash_rust::xxh3::xxh3_64(&[nanos.to_le_bytes(), n.to_le_bytes()].concat());
+    format!("r-{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(questions: &[&str]) -> ResearchRequest {
+        ResearchRequest {
+            prompt: String::new(),
+            questions: questions.iter().map(|q| q.to_string()).collect(),
+            session: None,
+            project_context: None,
+        }
+    }
+
+    #[test]
+    fn requests_are_validated() {
+        assert_eq!(request(&[]).validate(), Err(InvalidRequest::NoQuestions));
+        assert_eq!(request(&["ok?"]).validate(), Ok(()));
+        assert_eq!(
+            request(&["ok?"; 21]).validate(),
+            Err(InvalidRequest::TooManyQuestions(21))
+        );
+        assert_eq!(
+            request(&["ok", "  "]).validate(),
+            Err(InvalidRequest::EmptyQuestion(2))
+        );
+        assert_eq!(
+            request(&["a\nb"]).validate(),
+            Err(InvalidRequest::ControlCharacter(1))
+        );
+        let long = "x".repeat(501);
+        assert_eq!(
+            request(&[long.as_str()]).validate(),
+            Err(InvalidRequest::QuestionTooLong(1))
+        );
+        let mut r = request(&["ok"]);
+        r.session = Some(String::new());
+        assert_eq!(r.validate(), Err(InvalidRequest::BadSession));
+    }
+}

@@ -1,0 +1,154 @@
+//! Answers the user already gave: Q/A notes written by the learning loop.
+//!
+//! Notes under the knowledge folder hold `### Q. <question>` headings with the
+//! user's answer below. A new question is matched question-to-question (the
+//! IDF-weighted share of informative terms the two have in common), so a
+//! paraphrase still finds the stored answer. When stored answers to the same
+//! question differ, the newest dated note wins and the others are reported as
+//! superseded.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::brain::parse::{date_prefix, HEADING_SEPARATOR};
+use crate::index::{Index, SearchFilter, SectionHit};
+
+use super::decider::Weights;
+use super::question::informative_text;
+
+/// Heading prefix of a stored question.
+pub const QUESTION_PREFIX: &str = "Q.";
+/// Share of weighted terms two questions must have in common to match.
+pub const MATCH_SIMILARITY: f32 = 0.5;
+
+/// A stored answer that a newer one replaced.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Superseded {
+    pub path: String,
+    pub question: String,
+    pub answer: String,
+    /// The older note's date, `YYYY-MM-DD`, when known.
+    pub created: String,
+}
+
+/// The stored answer that matches a question.
+#[derive(Debug, Clone)]
+pub struct StoredAnswer {
+    pub section: SectionHit,
+    pub question: String,
+    pub answer: String,
+    pub similarity: f32,
+    pub superseded: Vec<Superseded>,
+}
+
+/// The stored question of a Q/A passage, if it is one.
+fn stored_question(section: &SectionHit) -> Option<&str> {
+    let last = section.heading.rsplit(HEADING_SEPARATOR).next()?;
+    let question = last.trim().strip_prefix(QUESTION_PREFIX)?.trim();
+    (!question.is_empty()).then_some(question)
+}
+
+/// Finds the stored answer for `question` in the knowledge folder.
+pub fn find_stored_answer(
+    index: &Index,
+    weights: &mut Weights<'_>,
+    folder: &str,
+    question: &str,
+) -> Option<StoredAnswer> {
+    let asked = weights.question_terms(question);
+    if asked.terms.is_empty() {
+        return None;
+    }
+    let terms: Vec<String> = asked.terms.iter().map(|(t, _)| t.clone()).collect();
+    let filter = SearchFilter {
+        folder: Some(folder.to_string()),
+        ..SearchFilter::default()
+    };
+    let sections = index
+        .search_sections(&terms, &filter, 30)
+        .inspect_err(|error| tracing::warn!(%error, "stored-answer search failed"))
+        .ok()?;
+    let mut matches: Vec<(SectionHit, String, f32)> = Vec::new();
+    for section in sections {
+        let Some(stored) = stored_question(&section) else {
+            continue;
+        };
+        let stored = stored.to_string();
+        let similarity = similarity(index, weights, &asked.terms, &stored);
+        if similarity >= MATCH_SIMILARITY && !section.text.trim().is_empty() {
+            matches.push((section, stored, similarity));
+        }
+    }
+    // Newest first: the note's date, then its modification time, then the
+    // entry's position (a later entry in the same note is newer).
+    matches.sort_by(|a, b| {
+        note_date(&b.0)
+            .cmp(&note_date(&a.0))
+            .then(b.0.modified.cmp(&a.0.modified))
+            .then(b.0.ord.cmp(&a.0.ord))
+            .then(b.2.total_cmp(&a.2))
+    });
+    let mut matches = matches.into_iter();
+    let (section, stored, similarity) = matches.next()?;
+    let answer = section.text.trim().to_string();
+    let mut seen = HashSet::from([normalize(&answer)]);
+    let superseded = matches
+        .filter(|(s, _, _)| seen.insert(normalize(&s.text)))
+        .map(|(s, q, _)| Superseded {
+            created: note_date(&s).unwrap_or_default(),
+            path: s.path,
+            question: q,
+            answer: s.text.trim().to_string(),
+        })
+        .collect();
+    Some(StoredAnswer {
+        section,
+        question: stored,
+        answer,
+        similarity,
+        superseded,
+    })
+}
+
+/// Weighted Jaccard similarity of two questions' informative terms.
+fn similarity(
+    index: &Index,
+    weights: &mut Weights<'_>,
+    asked: &[(String, f32)],
+    stored: &str,
+) -> f32 {
+    let stored_terms = index.query_terms(&informative_text(stored));
+    let asked_set: HashSet<&str> = asked.iter().map(|(t, _)| t.as_str()).collect();
+    let stored_set: HashSet<&str> = stored_terms.iter().map(String::as_str).collect();
+    let mut common = 0.0;
+    let mut union = 0.0;
+    for term in asked_set.union(&stored_set) {
+        let w = weights.idf(term);
+        union += w;
+        if asked_set.contains(term) && stored_set.contains(term) {
+            common += w;
+        }
+    }
+    if union <= 0.0 {
+        0.0
+    } else {
+        common / union
+    }
+}
+
+fn note_date(section: &SectionHit) -> Option<String> {
+    if !section.created.is_empty() {
+        return Some(section.created.clone());
+    }
+    let name = section.path.rsplit('/').next().unwrap_or(&section.path);
+    date_prefix(name).map(|d| d.to_string())
+}
+
+fn normalize(answer: &str) -> String {
+    answer
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}

@@ -1,0 +1,361 @@
+//! Reading a question: what kind of answer it asks for, and which of its
+//! words carry its meaning.
+//!
+//! "When do we deploy?" asks for a time, so a sentence without one cannot
+//! answer it, however many words it shares with the question. The question
+//! words themselves ("when", "언제", "いつ") and Korean particles and polite
+//! endings ("-는", "-인가요") never appear in the answer, so they are left out
+//! of the terms a sentence must cover.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The kind of answer a question asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// A date, a time, a day, a year, a duration in time.
+    Time,
+    /// A count, an amount, a size, a percentage.
+    Number,
+    /// A person (or an organisation acting as one).
+    Person,
+    /// A place.
+    Place,
+    /// Anything else: a choice, a description, a reason.
+    Other,
+}
+
+static TIME_EN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^\s*when\b|\b(what|which)\s+(year|years|date|day|days|time|month|century|decade|era|period|hour|season|weekday)\b|\bhow\s+long\s+ago\b|\bin\s+what\s+year\b|\bhow\s+often\b",
+    )
+    .expect("static regex")
+});
+static NUMBER_EN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\bhow\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often)\b|\bwhat\s+(percentage|percent|proportion|number|amount|size|population|fraction|share|price|cost|rate|speed|temperature|length|height|distance)\b",
+    )
+    .expect("static regex")
+});
+static PERSON_EN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b(who|whom|whose)\b").expect("static regex"));
+static PLACE_EN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bwhere\b|\b(what|which)\s+(country|city|town|region|state|place|continent|island|river|location)\b")
+        .expect("static regex")
+});
+
+/// Question words and endings of Korean, Japanese and Chinese with the kind
+/// of answer they ask for, longest first within a kind.
+const CJK_MARKERS: &[(&str, AnswerKind)] = &[
+    ("언제", AnswerKind::Time),
+    ("몇 시", AnswerKind::Time),
+    ("몇시", AnswerKind::Time),
+    ("며칠", AnswerKind::Time),
+    ("무슨 요일", AnswerKind::Time),
+    ("몇 년", AnswerKind::Time),
+    ("いつ", AnswerKind::Time),
+    ("何時", AnswerKind::Time),
+    ("何曜日", AnswerKind::Time),
+    ("何年", AnswerKind::Time),
+    ("什么时候", AnswerKind::Time),
+    ("何时", AnswerKind::Time),
+    ("哪年", AnswerKind::Time),
+    ("几点", AnswerKind::Time),
+    ("누구", AnswerKind::Person),
+    ("누가", AnswerKind::Person),
+    ("誰", AnswerKind::Person),
+    ("だれ", AnswerKind::Person),
+    ("谁", AnswerKind::Person),
+    ("어디", AnswerKind::Place),
+    ("どこ", AnswerKind::Place),
+    ("哪里", AnswerKind::Place),
+    ("哪儿", AnswerKind::Place),
+    ("몇", AnswerKind::Number),
+    ("얼마", AnswerKind::Number),
+    ("いくつ", AnswerKind::Number),
+    ("いくら", AnswerKind::Number),
+    ("何人", AnswerKind::Number),
+    ("何分", AnswerKind::Number),
+    ("多少", AnswerKind::Number),
+    ("几", AnswerKind::Number),
+];
+
+/// Korean, Japanese and Chinese question words and polite question endings:
+/// removed before the question's terms are taken. Longest first.
+const CJK_QUESTION_PARTS: &[&str] = &[
+    "무엇인가요",
+    "무엇입니까",
+    "무엇을",
+    "무엇이",
+    "무엇",
+    "뭔가요",
+    "뭐예요",
+    "누구인가요",
+    "누구입니까",
+    "누구예요",
+    "누구",
+    "누가",
+    "언제인가요",
+    "언제",
+    "어디인가요",
+    "어디에서",
+    "어디에",
+    "어디서",
+    "어디",
+    "어떻게",
+    "어떤",
+    "어느",
+    "얼마나",
+    "얼마",
+    "왜",
+    "몇",
+    "인가요",
+    "하나요",
+    "되나요",
+    "있나요",
+    "없나요",
+    "합니까",
+    "됩니까",
+    "습니까",
+    "입니까",
+    "나요",
+    "까요",
+    "가요",
+    "ですか",
+    "ますか",
+    "でしょうか",
+    "何ですか",
+    "いつ",
+    "どこ",
+    "だれ",
+    "誰",
+    "なに",
+    "何",
+    "什么时候",
+    "什么",
+    "哪里",
+    "哪儿",
+    "哪个",
+    "怎么",
+    "为什么",
+    "多少",
+    "谁",
+    "吗",
+    "呢",
+];
+
+/// Korean particles that may end a word, longest first.
+const KOREAN_PARTICLES: &[&str] = &[
+    "에서는",
+    "에서도",
+    "으로는",
+    "에게서",
+    "에서",
+    "으로",
+    "에게",
+    "부터",
+    "까지",
+    "처럼",
+    "보다",
+    "이나",
+    "은",
+    "는",
+    "이",
+    "가",
+    "을",
+    "를",
+    "에",
+    "의",
+    "와",
+    "과",
+    "도",
+    "로",
+    "만",
+];
+
+/// The kind of answer a question asks for.
+pub fn answer_kind(question: &str) -> AnswerKind {
+    if TIME_EN.is_match(question) {
+        return AnswerKind::Time;
+    }
+    if NUMBER_EN.is_match(question) {
+        return AnswerKind::Number;
+    }
+    if PERSON_EN.is_match(question) {
+        return AnswerKind::Person;
+    }
+    if PLACE_EN.is_match(question) {
+        return AnswerKind::Place;
+    }
+    CJK_MARKERS
+        .iter()
+        .find(|(marker, _)| question.contains(marker))
+        .map_or(AnswerKind::Other, |&(_, kind)| kind)
+}
+
+/// The question with Korean/Japanese/Chinese question words, polite endings
+/// and trailing Korean particles removed; Latin text is left to the
+/// analyzer's stop words.
+pub fn informative_text(question: &str) -> String {
+    let mut words = Vec::new();
+    for word in question.split_whitespace() {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        if !word.chars().any(super::super::index::analyzer::is_cjk) {
+            words.push(word.to_string());
+            continue;
+        }
+        let mut word = word.to_string();
+        for part in CJK_QUESTION_PARTS {
+            word = word.replace(part, " ");
+        }
+        for piece in word.split_whitespace() {
+            words.push(strip_particle(piece).to_string());
+        }
+    }
+    words.join(" ")
+}
+
+/// "배포는" → "배포"; words of two syllables or fewer are left alone
+/// ("회의" ends in "의" but is a noun).
+fn strip_particle(word: &str) -> &str {
+    let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
+    if !hangul || word.chars().count() < 3 {
+        return word;
+    }
+    for particle in KOREAN_PARTICLES {
+        if let Some(stem) = word.strip_suffix(particle) {
+            if stem.chars().count() >= 2 {
+                return stem;
+            }
+        }
+    }
+    word
+}
+
+static YEAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(1[0-9]{3}|20[0-9]{2})s?\b").expect("static regex"));
+static TIME_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|weekly|daily|monthly|yearly|annually|century|centuries|decade|decades|today|tomorrow|yesterday|morning|afternoon|evening|night|noon|midnight|spring|summer|autumn|fall|winter|week|weeks|day|days|month|months|year|years|hour|hours|minutes|ago|after|before|until|since|during|every)\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}(st|nd|rd|th)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d+\s*(am|pm|h)\b",
+    )
+    .expect("static regex")
+});
+static CJK_TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\d+\s*(년|월|일|시|분|주|年|月|日|時|时|点|分|週|周)|(월|화|수|목|금|토|일)요일|매주|매일|매달|毎週|毎日|每周|每天|曜日|星期|周[一二三四五六日]|오전|오후|午前|午後|上午|下午")
+        .expect("static regex")
+});
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|dozen|dozens|half|single|double|twice|once)\b|[一二三四五六七八九十百千万億亿两]|[하한두세네다섯여섯일곱여덟아홉열]\s?(개|명|번|시간|분|가지)")
+        .expect("static regex")
+});
+static CAPITALIZED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b\p{Lu}[\p{L}'’-]+").expect("static regex"));
+
+/// True when `sentence` contains something of the asked-for kind that the
+/// question itself does not already contain.
+pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
+    let new_match = |re: &Regex| {
+        re.find_iter(sentence)
+            .any(|m| !question.to_lowercase().contains(&m.as_str().to_lowercase()))
+    };
+    let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
+    match kind {
+        AnswerKind::Other => true,
+        AnswerKind::Time => {
+            new_match(&YEAR) || new_match(&TIME_WORDS) || (cjk && new_match(&CJK_TIME))
+        }
+        AnswerKind::Number => new_match(&NUMBER),
+        // CJK names carry no capitals: the kind cannot be checked there.
+        AnswerKind::Person | AnswerKind::Place => cjk || has_new_name(sentence, question),
+    }
+}
+
+/// A capitalized word that is not the first of the sentence and not in the
+/// question.
+fn has_new_name(sentence: &str, question: &str) -> bool {
+    let question = question.to_lowercase();
+    CAPITALIZED
+        .find_iter(sentence)
+        .any(|m| m.start() > 0 && !question.contains(&m.as_str().to_lowercase()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_kinds() {
+        let cases = [
+            ("When do we deploy?", AnswerKind::Time),
+            ("In what year did the war end?", AnswerKind::Time),
+            ("How many engineers are on call?", AnswerKind::Number),
+            ("How much does the fee cost?", AnswerKind::Number),
+            ("Who owns the payments service?", AnswerKind::Person),
+            ("Where is the database hosted?", AnswerKind::Place),
+            ("In what country is Normandy located?", AnswerKind::Place),
+            ("Which database do we use?", AnswerKind::Other),
+            ("What is the branch naming rule?", AnswerKind::Other),
+            ("배포는 언제 하나요?", AnswerKind::Time),
+            ("결제 서비스 담당자는 누구인가요?", AnswerKind::Person),
+            ("홀드는 몇 분인가요?", AnswerKind::Number),
+            ("デプロイはいつですか？", AnswerKind::Time),
+            ("负责人是谁？", AnswerKind::Person),
+        ];
+        for (question, kind) in cases {
+            assert_eq!(answer_kind(question), kind, "{question}");
+        }
+    }
+
+    #[test]
+    fn informative_text_drops_question_words_and_particles() {
+        assert_eq!(informative_text("배포는 언제 하나요?"), "배포");
+        assert_eq!(
+            informative_text("결제 서비스 담당자는 누구인가요?"),
+            "결제 서비스 담당자"
+        );
+        assert_eq!(informative_text("Which database?"), "Which database");
+        assert_eq!(informative_text("회의는 어디서 하나요?"), "회의");
+    }
+
+    #[test]
+    fn sentences_offer_the_asked_kind() {
+        let q = "When do we deploy?";
+        assert!(offers(
+            AnswerKind::Time,
+            "We deploy on Tuesday after 14:00.",
+            q
+        ));
+        assert!(!offers(AnswerKind::Time, "We deploy with a script.", q));
+        assert!(offers(
+            AnswerKind::Number,
+            "The hold lasts 15 minutes.",
+            "How long is the hold?"
+        ));
+        assert!(!offers(
+            AnswerKind::Number,
+            "The hold is short.",
+            "How long is the hold?"
+        ));
+        assert!(offers(
+            AnswerKind::Person,
+            "The payments service is owned by Jonas Weber.",
+            "Who owns the payments service?"
+        ));
+        assert!(!offers(
+            AnswerKind::Person,
+            "Payments are owned by the platform team.",
+            "Who owns the payments service?"
+        ));
+        assert!(offers(
+            AnswerKind::Time,
+            "배포는 화요일과 목요일에 합니다.",
+            "배포는 언제 하나요?"
+        ));
+        assert!(offers(
+            AnswerKind::Number,
+            "홀드는 15분입니다.",
+            "홀드는 몇 분인가요?"
+        ));
+    }
+}
