@@ -61,6 +61,7 @@ impl TestBrain {
     /// A copy of any folder of notes; an index already in it is left behind.
     pub fn from_dir(source: impl AsRef<Path>) -> TestBrain {
         let source = source.as_ref();
+        assert!(source.is_dir(), "fixture brain {source:?} is missing");
         let brain = TestBrain::empty();
         let walker = walkdir::WalkDir::new(source)
             .min_depth(1)
