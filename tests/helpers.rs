@@ -131,6 +131,8 @@ pub struct ServerOptions {
     pub watch: WatchMode,
     pub poll_interval: Duration,
     pub token: Option<String>,
+    /// More `noggin serve` flags, e.g. `["--project-context-chars", "200"]`.
+    pub args: Vec<String>,
 }
 
 impl Default for ServerOptions {
@@ -139,6 +141,7 @@ impl Default for ServerOptions {
             watch: WatchMode::Auto,
             poll_interval: Duration::from_millis(2000),
             token: None,
+            args: Vec::new(),
         }
     }
 }
@@ -146,7 +149,7 @@ impl Default for ServerOptions {
 /// The configuration `noggin serve --brain <brain> --addr 127.0.0.1:0` gets,
 /// with `options` applied on top.
 pub fn server_config(brain: &Path, options: &ServerOptions) -> ServerConfig {
-    let argv = [
+    let mut argv = vec![
         "noggin",
         "serve",
         "--brain",
@@ -154,6 +157,7 @@ pub fn server_config(brain: &Path, options: &ServerOptions) -> ServerConfig {
         "--addr",
         "127.0.0.1:0",
     ];
+    argv.extend(options.args.iter().map(String::as_str));
     let Command::Serve(args) = Cli::try_parse_from(argv).expect("valid flags").command else {
         unreachable!("parsed a serve command");
     };

@@ -6,4 +6,5 @@
 mod helpers;
 
 mod cli;
+mod research;
 mod search;

@@ -88,7 +88,9 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
         StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type",
         _ => "invalid-json",
     };
-    let status = if status.is_client_error() {
+    // A body of the wrong shape is as bad a request as broken JSON: one
+    // status for both (axum would say 422 for the former).
+    let status = if status.is_client_error() && status != StatusCode::UNPROCESSABLE_ENTITY {
         status
     } else {
         StatusCode::BAD_REQUEST

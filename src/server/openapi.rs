@@ -32,6 +32,18 @@ pub fn document() -> Value {
                     "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {
                         "code": {"type": "string"}, "message": {"type": "string"}}}}
                 },
+                "Evidence": {
+                    "type": "object",
+                    "required": ["path", "title", "heading", "excerpt", "score", "modified"],
+                    "properties": {
+                        "path": {"type": "string"},
+                        "title": {"type": "string"},
+                        "heading": {"type": "string"},
+                        "excerpt": {"type": "string"},
+                        "score": {"type": "number"},
+                        "modified": {"type": "string"}
+                    }
+                },
                 "Hit": {
                     "type": "object",
                     "required": ["path", "title", "heading", "snippet", "score", "modified"],
@@ -67,7 +79,54 @@ pub fn document() -> Value {
                     "400": error_response("empty query, bad limit or invalid UTF-8"),
                     "401": error_response("missing or wrong token")
                 }
-            }}
+            }},
+            "/v1/research": research_path()
         }
     })
+}
+
+/// `POST /v1/research`, apart so that `json!` stays within its recursion limit.
+fn research_path() -> Value {
+    json!({"post": {
+        "summary": "Answer open questions from the brain before the user is asked",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["questions"], "additionalProperties": false,
+            "properties": {
+                "prompt": {"type": "string", "maxLength": 20000},
+                "questions": {"type": "array", "minItems": 1, "maxItems": 20,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 500}},
+                "session": {"type": "string", "minLength": 1, "maxLength": 200},
+                "project_context": {"type": "string"}
+            }}}}},
+        "responses": {
+            "200": {"description": "answered and unanswered questions with evidence", "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["research_id", "answered", "unanswered", "evidence_chars", "took_ms"],
+                "properties": {
+                    "research_id": {"type": "string"},
+                    "project_context": {"type": "string"},
+                    "answered": {"type": "array", "items": {"type": "object",
+                        "required": ["question", "answer", "confidence", "source", "evidence"],
+                        "properties": {
+                            "question": {"type": "string"},
+                            "answer": {"type": "string"},
+                            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                            "source": {"const": "self-research"},
+                            "evidence": {"type": "array", "items": {"$ref": "#/components/schemas/Evidence"}},
+                            "superseded": {"type": "array", "items": {"type": "object"}}
+                        }}},
+                    "unanswered": {"type": "array", "items": {"type": "object",
+                        "required": ["question", "evidence"],
+                        "properties": {
+                            "question": {"type": "string"},
+                            "evidence": {"type": "array", "items": {"$ref": "#/components/schemas/Evidence"}}
+                        }}},
+                    "evidence_chars": {"type": "integer"},
+                    "took_ms": {"type": "integer"}
+                }}}}},
+            "400": error_response("no questions, too many, too long, control characters"),
+            "401": error_response("missing or wrong token"),
+            "413": error_response("body over the limit")
+        }
+    }})
 }
