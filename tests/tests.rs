@@ -1,0 +1,10 @@
+//! noggin's integration tests: one binary, a module per area.
+//!
+//! Every test works on its own temp copy of a fixture brain and, where it
+//! needs HTTP, its own server on a free loopback port (see [`helpers`]).
+
+mod helpers;
+
+mod alignment_loop;
+mod answers;
+mod nothing_lost;
