@@ -338,7 +338,7 @@ pub struct ResearchCmdArgs {
 pub struct KnowledgeArgs {
     /// Do not write answers into the brain (every answer is skipped as
     /// `disabled`).
-    #[arg(long, env = "NOGGIN_NO_SAVE")]
+    #[arg(long, env = "NOGGIN_NO_SAVE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_save: bool,
 
     /// Answers shorter than this many characters are not saved.
