@@ -1,1 +1,294 @@
-fn main() {}
+//! noggin's benchmarks, one subcommand per area:
+//!
+//! ```text
+//! cargo bench --bench bench -- index [BRAIN_DIR]
+//! ```
+//!
+//! `index` measures a brain (default: the tldr-pages vault of the shared
+//! evaluation data) copied to a temp dir, so the original is never touched:
+//! cold indexing, a warm start with nothing changed, how long an edit on disk
+//! takes to become searchable while the watcher runs, search latency over
+//! queries drawn from the notes themselves, and the peak memory of it all.
+//!
+//! Performance is measured here, never by timed tests.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use noggin::brain::scan_brain;
+use noggin::config::{Cli, Command};
+use noggin::index::{Index, IndexOptions, SearchFilter};
+use noggin::server::AppState;
+
+/// The brain `index` measures unless told otherwise.
+const DEFAULT_BRAIN: &str = "/work/shared/eval/vaults/tldr-pages-en";
+/// Notes are skipped above this size, as `noggin` does by default.
+const MAX_NOTE_BYTES: u64 = 5 * 1024 * 1024;
+/// Edits timed for edit → searchable.
+const EDITS: usize = 10;
+/// Queries drawn from the brain for search latency.
+const QUERIES: usize = 200;
+/// Times each query is run for search latency.
+const SEARCH_ROUNDS: usize = 5;
+
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR]";
+
+fn main() -> ExitCode {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` adds `--bench`; `cargo test --all-targets` runs this
+    // binary without it, and then there is nothing to measure.
+    let benching = raw.iter().any(|a| a == "--bench");
+    let args: Vec<&str> = raw
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let result = match args.as_slice() {
+        [] if !benching => {
+            eprintln!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        [] | ["index"] => bench_index(Path::new(DEFAULT_BRAIN)),
+        ["index", brain] => bench_index(Path::new(brain)),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("bench: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn bench_index(source: &Path) -> anyhow::Result<()> {
+    let temp = tempfile::tempdir()?;
+    let brain = temp.path().join("brain");
+    copy_brain(source, &brain)?;
+    let (files, _) = scan_brain(&std::fs::canonicalize(&brain)?, MAX_NOTE_BYTES)?;
+    let bytes: u64 = files.iter().map(|f| f.size).sum();
+    println!(
+        "brain: {} ({} notes, {:.1} MB), copied to {}",
+        source.display(),
+        files.len(),
+        bytes as f64 / 1e6,
+        brain.display()
+    );
+
+    // Cold: no index at all.
+    let started = Instant::now();
+    let index = open_index(&brain)?;
+    let cold = index.reconcile_blocking(None)?;
+    let cold_secs = started.elapsed().as_secs_f64();
+    println!(
+        "cold index:          {cold_secs:.3} s  ({} notes, {} sections; {:.0} notes/s, {:.1} MB/s; index {:.1} MB)",
+        cold.notes,
+        cold.sections,
+        cold.notes as f64 / cold_secs,
+        bytes as f64 / 1e6 / cold_secs,
+        index.size_bytes() as f64 / 1e6
+    );
+
+    // Search latency, on the index just built.
+    let queries = queries_from(&files);
+    for q in &queries {
+        index.search(q, &SearchFilter::default(), 10)?;
+    }
+    let mut samples = Vec::with_capacity(queries.len() * SEARCH_ROUNDS);
+    for _ in 0..SEARCH_ROUNDS {
+        for q in &queries {
+            let started = Instant::now();
+            index.search(q, &SearchFilter::default(), 10)?;
+            samples.push(started.elapsed());
+        }
+    }
+    samples.sort();
+    println!(
+        "search:              p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms  ({} queries × {SEARCH_ROUNDS})",
+        ms(percentile(&samples, 0.50)),
+        ms(percentile(&samples, 0.99)),
+        ms(*samples.last().unwrap_or(&Duration::ZERO)),
+        queries.len()
+    );
+    drop(index);
+
+    // Warm: the index is there and nothing changed.
+    let started = Instant::now();
+    let index = open_index(&brain)?;
+    let warm = index.reconcile_blocking(None)?;
+    let warm_secs = started.elapsed().as_secs_f64();
+    println!(
+        "warm start:          {:.1} ms  ({} re-parsed, {} unchanged)",
+        warm_secs * 1e3,
+        warm.reparsed,
+        warm.unchanged
+    );
+    drop(index);
+
+    // Edit → searchable, with the server's watcher following the brain.
+    let state = open_server_state(&brain)?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while state.index.status().last_reconcile.is_none() || state.index.status().indexing {
+        anyhow::ensure!(Instant::now() < deadline, "the first reconcile never ended");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut latencies = Vec::new();
+    for i in 0..EDITS {
+        let file = &files[(i * 7919) % files.len()];
+        let word = unique_word(i);
+        let mut text = std::fs::read_to_string(&file.abs_path)?;
+        text.push_str(&format!("\n{word}\n"));
+        std::fs::write(&file.abs_path, text)?;
+        let started = Instant::now();
+        let limit = started + Duration::from_secs(10);
+        loop {
+            let hits = state.index.search(&word, &SearchFilter::default(), 1)?;
+            if hits.first().is_some_and(|h| h.path == file.rel_path) {
+                break;
+            }
+            anyhow::ensure!(Instant::now() < limit, "edit {i} not searchable after 10 s");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "edit → searchable:   median {:.0} ms, max {:.0} ms  ({EDITS} edits, watcher {})",
+        ms(percentile(&latencies, 0.5)),
+        ms(*latencies.last().unwrap_or(&Duration::ZERO)),
+        state.watcher.state().state
+    );
+    drop(state);
+
+    println!(
+        "peak RSS:            {:.1} MB",
+        peak_rss_kb()? as f64 / 1024.0
+    );
+    Ok(())
+}
+
+/// Copies the notes of `source` (not its index) into `to`.
+fn copy_brain(source: &Path, to: &Path) -> anyhow::Result<()> {
+    let walker = walkdir::WalkDir::new(source)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".noggin");
+    for entry in walker {
+        let entry = entry?;
+        let target = to.join(entry.path().strip_prefix(source)?);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Opens the index of `brain`; a handle dropped a moment ago may still be
+/// releasing the writer lock.
+fn open_index(brain: &Path) -> anyhow::Result<Index> {
+    let options = IndexOptions {
+        brain: brain.to_path_buf(),
+        data_dir: None,
+        max_note_bytes: MAX_NOTE_BYTES,
+        read_only: false,
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match Index::open(options.clone()) {
+            Err(noggin::index::Error::Locked(_)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            result => return Ok(result?),
+        }
+    }
+}
+
+/// What `noggin serve --brain <brain>` opens, watcher included.
+fn open_server_state(brain: &Path) -> anyhow::Result<AppState> {
+    let brain = brain.to_str().expect("temp paths are UTF-8");
+    let Command::Serve(args) = Cli::try_parse_from(["noggin", "serve", "--brain", brain])?.command
+    else {
+        anyhow::bail!("not a serve command");
+    };
+    let config = args.server_config()?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match AppState::open(config.clone()) {
+            Err(e)
+                if matches!(
+                    e.downcast_ref::<noggin::index::Error>(),
+                    Some(noggin::index::Error::Locked(_))
+                ) && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Queries a user might type about the brain: note titles and the first
+/// line of prose of evenly spread notes.
+fn queries_from(files: &[noggin::brain::NoteFile]) -> Vec<String> {
+    let mut sorted: Vec<&noggin::brain::NoteFile> = files.iter().collect();
+    sorted.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    let step = (sorted.len() / (QUERIES / 2)).max(1);
+    let mut queries = Vec::new();
+    for file in sorted.iter().step_by(step).take(QUERIES / 2) {
+        let stem = Path::new(&file.rel_path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().replace(['-', '_'], " "))
+            .unwrap_or_default();
+        queries.push(stem);
+        let text = std::fs::read_to_string(&file.abs_path).unwrap_or_default();
+        let prose = text
+            .lines()
+            .map(|l| l.trim_start_matches(['#', '>', '-', ' ']).trim())
+            .filter(|l| l.split_whitespace().count() >= 3 && !l.starts_with('`'))
+            .nth(1)
+            .unwrap_or("");
+        let words: Vec<&str> = prose.split_whitespace().take(8).collect();
+        if !words.is_empty() {
+            queries.push(words.join(" "));
+        }
+    }
+    queries
+}
+
+/// A word no note contains: letters only, so the analyzer keeps it whole.
+fn unique_word(i: usize) -> String {
+    let letters: String = i
+        .to_string()
+        .bytes()
+        .map(|d| (b'a' + (d - b'0')) as char)
+        .collect();
+    format!("zqxnogginedit{letters}")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Peak resident memory of this process (VmHWM), in KiB.
+fn peak_rss_kb() -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no VmHWM in /proc/self/status"))
+}

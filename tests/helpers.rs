@@ -1,10 +1,11 @@
 //! What every integration test needs: a brain of its own and a real server.
 //!
 //! [`TestBrain`] copies a fixture folder (by default the bundled
-//! `brain-sample/`) into a temp dir. [`TestServer`] runs the real HTTP server
-//! on `127.0.0.1:0` over such a brain with the settings a user gets by default
-//! and waits until the first reconcile is done. Waiting is [`wait_until`] with
-//! a deadline, never a fixed sleep.
+//! `brain-sample/`) into a temp dir, so a test may edit, move and delete notes
+//! and let noggin write its index beside them. [`TestServer`] runs the real
+//! HTTP server on `127.0.0.1:0` over such a brain, with the settings a user
+//! gets by default, and waits until the first reconcile is done. Waiting for
+//! something to happen is [`wait_until`] with a deadline, never a fixed sleep.
 
 #![allow(dead_code)] // each test module uses its own part of the helpers
 
@@ -26,6 +27,9 @@ use tokio::task::JoinHandle;
 pub fn sample_brain_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("brain-sample")
 }
+
+/// The Korean Obsidian help vault of the shared evaluation data.
+pub const OBSIDIAN_HELP_KO: &str = "/work/shared/eval/vaults/obsidian-help/ko";
 
 /// How long a test waits for something the spec promises within a second.
 pub const CHANGE_DEADLINE: Duration = Duration::from_secs(5);
@@ -57,6 +61,7 @@ impl TestBrain {
     /// A copy of any folder of notes; an index already in it is left behind.
     pub fn from_dir(source: impl AsRef<Path>) -> TestBrain {
         let source = source.as_ref();
+        assert!(source.is_dir(), "fixture brain {source:?} is missing");
         let brain = TestBrain::empty();
         let walker = walkdir::WalkDir::new(source)
             .min_depth(1)
@@ -84,6 +89,11 @@ impl TestBrain {
         &self.root
     }
 
+    /// Where noggin keeps the index of this brain by default.
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.join(".noggin")
+    }
+
     /// Absolute path of a note given relative to the brain.
     pub fn note(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
@@ -101,6 +111,17 @@ impl TestBrain {
     pub fn read(&self, rel: &str) -> String {
         let path = self.note(rel);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path:?}: {e}"))
+    }
+
+    /// Renames a note or folder, both relative to the brain.
+    pub fn rename(&self, from: &str, to: &str) {
+        std::fs::rename(self.note(from), self.note(to))
+            .unwrap_or_else(|e| panic!("cannot rename {from:?} to {to:?}: {e}"));
+    }
+
+    pub fn remove(&self, rel: &str) {
+        let path = self.note(rel);
+        std::fs::remove_file(&path).unwrap_or_else(|e| panic!("cannot remove {path:?}: {e}"));
     }
 }
 
@@ -200,6 +221,10 @@ impl TestServer {
 
     /// Shuts the server down gracefully and waits until it has stopped.
     pub async fn stop(mut self) {
+        self.shut_down().await;
+    }
+
+    async fn shut_down(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -217,10 +242,22 @@ impl TestServer {
         path: &str,
         body: Option<reqwest::Body>,
     ) -> (StatusCode, Value) {
+        let token = self.token.clone();
+        self.request_as(method, path, token.as_deref(), body).await
+    }
+
+    /// Sends a request with the given bearer token, or none.
+    pub async fn request_as(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<reqwest::Body>,
+    ) -> (StatusCode, Value) {
         let mut request = self
             .client
             .request(method, format!("{}{path}", self.base_url));
-        if let Some(token) = &self.token {
+        if let Some(token) = token {
             request = request.bearer_auth(token);
         }
         if let Some(body) = body {

@@ -7,4 +7,6 @@ mod helpers;
 
 mod alignment_loop;
 mod answers;
+mod cli;
 mod nothing_lost;
+mod search;

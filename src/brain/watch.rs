@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use notify::RecursiveMode;
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{new_debouncer, DebounceEventResult};
 use serde::Serialize;
 
@@ -167,7 +168,10 @@ fn start_native(
         None,
         move |result: DebounceEventResult| match result {
             Ok(events) => {
-                let paths = events.iter().flat_map(|e| e.paths.iter());
+                let paths = events
+                    .iter()
+                    .filter(|e| is_change(&e.kind))
+                    .flat_map(|e| e.paths.iter());
                 if let Some(change) = classify_paths(&root_owned, paths) {
                     sink(change);
                 }
@@ -192,6 +196,17 @@ fn start_native(
     )?;
     debouncer.watch(root, RecursiveMode::Recursive)?;
     Ok(Box::new(debouncer))
+}
+
+/// False for events that only report reading (a file or folder opened, read
+/// or closed unwritten): noggin's own scans cause those, and treating them as
+/// changes would make every rescan trigger the next one.
+fn is_change(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
 }
 
 /// Turns changed absolute paths into what the index must do; `None` when
@@ -248,6 +263,29 @@ mod tests {
         ];
         for (paths, expected) in cases {
             assert_eq!(classify_paths(root, paths.iter()), expected, "{paths:?}");
+        }
+    }
+
+    #[test]
+    fn reading_is_no_change() {
+        use notify::event::{CreateKind, ModifyKind};
+        let cases = [
+            (EventKind::Access(AccessKind::Open(AccessMode::Any)), false),
+            (EventKind::Access(AccessKind::Read), false),
+            (
+                EventKind::Access(AccessKind::Close(AccessMode::Read)),
+                false,
+            ),
+            (
+                EventKind::Access(AccessKind::Close(AccessMode::Write)),
+                true,
+            ),
+            (EventKind::Create(CreateKind::File), true),
+            (EventKind::Modify(ModifyKind::Any), true),
+            (EventKind::Any, true),
+        ];
+        for (kind, expected) in cases {
+            assert_eq!(is_change(&kind), expected, "{kind:?}");
         }
     }
 }

@@ -15,26 +15,71 @@ use std::collections::{HashMap, HashSet};
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::index::analyzer::{analyze, text_analyzer};
+use crate::index::search::is_stopword;
 use crate::index::{Index, SearchFilter, SectionHit};
 
-use super::question::{answer_kind, informative_text, offers, AnswerKind};
+use super::question::{answer_kind, informative_text, offers, type_noun, vague_time, AnswerKind};
 use super::sentences::sentence_spans;
 
 /// Passages retrieved per question before sentences are scored.
 const PASSAGES_PER_QUESTION: usize = 12;
 /// Credit for a question term found only around the sentence.
 const CONTEXT_CREDIT: f32 = 0.5;
-/// Multiplier when the sentence lacks the kind of answer asked for.
+/// Weight of the noun naming the kind of answer ("what *city*").
+const TYPE_NOUN_WEIGHT: f32 = 0.3;
+/// Multiplier when neither the sentence nor its neighbour has the kind of
+/// answer asked for.
 const WRONG_KIND_FACTOR: f32 = 0.55;
-/// Multiplier when the question has a single informative term: one shared
-/// word is thin evidence.
-const SINGLE_TERM_FACTOR: f32 = 0.8;
+/// Multiplier when a "when" question meets only a vague time ("every week").
+const VAGUE_TIME_FACTOR: f32 = 0.9;
+/// Multiplier when a "which X" question meets a sentence that names nothing
+/// specific (no name, number or code-like token): often, not always, wrong.
+const UNSPECIFIC_CHOICE_FACTOR: f32 = 0.75;
+/// How much a close runner-up elsewhere lowers the confidence: two places
+/// that fit equally well make either a guess.
+const RUNNER_UP_WEIGHT: f32 = 1.0;
+/// A runner-up this far below the best does not lower the confidence.
+const RUNNER_UP_GAP: f32 = 0.3;
+/// Share of its own content words a sentence must have in common with the
+/// answer to count as saying the same thing.
+const AGREEMENT: f32 = 0.5;
+/// Confidence lost per informative term the question has fewer than
+/// [`FULL_TERMS`]: short questions match by chance more often.
+const SHORT_QUESTION_PENALTY: f32 = 0.05;
+const FULL_TERMS: usize = 5;
+
+/// A scored sentence anywhere in the evidence, to compare the best against.
+struct Rival {
+    path: String,
+    ord: u64,
+    span: (usize, usize),
+    confidence: f32,
+    /// Its analyzed words that are neither in the question nor stop words.
+    content: HashSet<String>,
+}
+
+/// True when a sentence says much the same as the answer.
+fn agrees(content: &HashSet<String>, answer: &HashSet<String>) -> bool {
+    if content.is_empty() {
+        return false;
+    }
+    let common = content.intersection(answer).count() as f32;
+    common / content.len().min(answer.len()).max(1) as f32 >= AGREEMENT
+}
+
+/// Words that open a sentence which leans on the one before ("He made Ralph
+/// earl"): the answer then needs both.
+const LEANING_OPENERS: &[&str] = &[
+    "he", "she", "it", "they", "this", "these", "that", "those", "his", "her", "its", "their",
+    "there", "such", "both", "however", "thus", "then",
+];
 
 /// A question ready to be scored against sentences.
 pub struct QuestionTerms {
     pub question: String,
     pub kind: AnswerKind,
-    /// Analyzed informative terms and their IDF weights.
+    /// Analyzed informative terms and their weights (IDF, less for the
+    /// type noun).
     pub terms: Vec<(String, f32)>,
 }
 
@@ -73,13 +118,24 @@ impl<'a> Weights<'a> {
     /// The question's informative terms with their weights.
     pub fn question_terms(&mut self, question: &str) -> QuestionTerms {
         let terms = self.index.query_terms(&informative_text(question));
+        let type_terms: HashSet<String> = type_noun(question)
+            .map(|noun| {
+                analyze(&mut text_analyzer(), &noun)
+                    .into_iter()
+                    .map(|t| t.text)
+                    .collect()
+            })
+            .unwrap_or_default();
         QuestionTerms {
             question: question.to_string(),
             kind: answer_kind(question),
             terms: terms
                 .into_iter()
                 .map(|t| {
-                    let w = self.idf(&t);
+                    let mut w = self.idf(&t);
+                    if type_terms.contains(&t) {
+                        w *= TYPE_NOUN_WEIGHT;
+                    }
                     (t, w)
                 })
                 .collect(),
@@ -92,7 +148,12 @@ impl<'a> Weights<'a> {
 pub struct ScoredSentence {
     /// Byte range of the sentence in the passage text.
     pub span: (usize, usize),
+    /// Byte range of the answer: the sentence, with the one before when it
+    /// leans on it, or with the neighbour that holds the asked-for kind.
+    pub answer_span: (usize, usize),
     pub confidence: f32,
+    /// Weighted share of the question covered (before any penalty).
+    pub coverage: f32,
 }
 
 /// The best sentence of one note for one question.
@@ -103,7 +164,8 @@ pub struct NoteFinding {
 }
 
 /// Retrieves passages for a question (plus the project context) and returns
-/// the best sentence of each note, best note first.
+/// the best sentence of each note, best note first, with confidences that
+/// account for close runners-up.
 pub fn find_evidence(
     index: &Index,
     question: &QuestionTerms,
@@ -130,15 +192,45 @@ pub fn find_evidence(
     }
     let mut analyzer = text_analyzer();
     let mut best_by_note: HashMap<String, NoteFinding> = HashMap::new();
+    // Every sentence's score, to find the best one's closest rival.
+    let mut all: Vec<Rival> = Vec::new();
+    let asked: HashSet<&str> = question.terms.iter().map(|(t, _)| t.as_str()).collect();
     for section in sections {
-        let Some(sentence) = best_sentence(&mut analyzer, question, &section) else {
+        let scored = score_sentences(&mut analyzer, question, &section);
+        for sentence in &scored {
+            let (s, e) = sentence.span;
+            let mut content = token_set(&mut analyzer, &section.text[s..e]);
+            content.retain(|t| !asked.contains(t.as_str()) && !is_stopword(t));
+            all.push(Rival {
+                path: section.path.clone(),
+                ord: section.ord,
+                span: sentence.span,
+                confidence: sentence.confidence,
+                content,
+            });
+        }
+        // On a tie the earlier sentence wins: notes tend to state a thing
+        // first and qualify it after.
+        let Some(best) = scored.into_iter().reduce(|best, next| {
+            if next.confidence > best.confidence {
+                next
+            } else {
+                best
+            }
+        }) else {
             continue;
         };
         let better = best_by_note
             .get(&section.path)
-            .is_none_or(|f| sentence.confidence > f.sentence.confidence);
+            .is_none_or(|f| best.confidence > f.sentence.confidence);
         if better {
-            best_by_note.insert(section.path.clone(), NoteFinding { section, sentence });
+            best_by_note.insert(
+                section.path.clone(),
+                NoteFinding {
+                    section,
+                    sentence: best,
+                },
+            );
         }
     }
     let mut findings: Vec<NoteFinding> = best_by_note.into_values().collect();
@@ -149,6 +241,31 @@ pub fn find_evidence(
             .then(b.section.score.total_cmp(&a.section.score))
             .then(a.section.path.cmp(&b.section.path))
     });
+    if let Some(best) = findings.first_mut() {
+        // The rival: the best sentence elsewhere that says something else.
+        // A sentence that repeats the answer agrees with it and is no rival.
+        let (bs, be) = best.sentence.answer_span;
+        let is_answer = |r: &Rival| {
+            r.path == best.section.path
+                && r.ord == best.section.ord
+                && r.span.0 >= bs
+                && r.span.1 <= be
+        };
+        let answer_content: HashSet<String> = all
+            .iter()
+            .filter(|r| is_answer(r))
+            .flat_map(|r| r.content.iter().cloned())
+            .collect();
+        let runner_up = all
+            .iter()
+            .filter(|r| !is_answer(r) && !agrees(&r.content, &answer_content))
+            .map(|r| r.confidence)
+            .fold(0.0f32, f32::max);
+        let confidence = best.sentence.confidence;
+        best.sentence.confidence = (confidence
+            - RUNNER_UP_WEIGHT * (runner_up - (confidence - RUNNER_UP_GAP)).max(0.0))
+        .max(0.0);
+    }
     findings
 }
 
@@ -159,20 +276,34 @@ fn token_set(analyzer: &mut TextAnalyzer, text: &str) -> HashSet<String> {
         .collect()
 }
 
-/// Scores every sentence of a passage and keeps the best.
-fn best_sentence(
+fn leans_on_previous(sentence: &str) -> bool {
+    let first = sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_lowercase();
+    LEANING_OPENERS.contains(&first.as_str())
+}
+
+/// Scores every sentence of a passage.
+fn score_sentences(
     analyzer: &mut TextAnalyzer,
     question: &QuestionTerms,
     section: &SectionHit,
-) -> Option<ScoredSentence> {
-    let spans = sentence_spans(&section.text);
+) -> Vec<ScoredSentence> {
+    let text = &section.text;
+    let spans = sentence_spans(text);
     let sets: Vec<HashSet<String>> = spans
         .iter()
-        .map(|&(s, e)| token_set(analyzer, &section.text[s..e]))
+        .map(|&(s, e)| token_set(analyzer, &text[s..e]))
         .collect();
     let around = token_set(analyzer, &format!("{} {}", section.title, section.heading));
     let total = question.total_weight();
-    let mut best: Option<ScoredSentence> = None;
+    let offers_at = |i: usize| {
+        let (s, e) = spans[i];
+        offers(question.kind, &text[s..e], &question.question)
+    };
+    let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let mut own = 0.0;
         let mut near = 0.0;
@@ -186,26 +317,59 @@ fn best_sentence(
                 near += weight;
             }
         }
-        let mut confidence = ((own + CONTEXT_CREDIT * near) / total).min(1.0);
-        if !offers(question.kind, &section.text[s..e], &question.question) {
-            confidence *= WRONG_KIND_FACTOR;
+        let coverage = ((own + CONTEXT_CREDIT * near) / total).min(1.0);
+        let mut answer_span = (s, e);
+        if i > 0 && leans_on_previous(&text[s..e]) {
+            answer_span.0 = spans[i - 1].0;
         }
-        if question.terms.len() == 1 {
-            confidence *= SINGLE_TERM_FACTOR;
+        // A sentence that introduces a list ("There are three ways:") is
+        // answered by the lines after it.
+        let mut last = i;
+        while text[spans[last].0..spans[last].1]
+            .trim_end()
+            .ends_with([':', '：'])
+            && last + 1 < spans.len()
+            && last < i + 3
+        {
+            last += 1;
         }
-        if best.as_ref().is_none_or(|b| confidence > b.confidence) {
-            best = Some(ScoredSentence {
-                span: (s, e),
-                confidence,
-            });
+        answer_span.1 = spans[last].1;
+        let mut confidence = coverage;
+        if !offers(
+            question.kind,
+            &text[answer_span.0..answer_span.1],
+            &question.question,
+        ) {
+            if last + 1 < spans.len() && offers_at(last + 1) {
+                answer_span.1 = spans[last + 1].1;
+            } else if i > 0 && offers_at(i - 1) {
+                answer_span.0 = answer_span.0.min(spans[i - 1].0);
+            } else if question.kind == AnswerKind::Choice {
+                confidence *= UNSPECIFIC_CHOICE_FACTOR;
+            } else {
+                confidence *= WRONG_KIND_FACTOR;
+            }
         }
+        if question.kind == AnswerKind::Time
+            && vague_time(&text[answer_span.0..answer_span.1], &question.question)
+        {
+            confidence *= VAGUE_TIME_FACTOR;
+        }
+        confidence *=
+            1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
+        scored.push(ScoredSentence {
+            span: (s, e),
+            answer_span,
+            confidence,
+            coverage,
+        });
     }
-    best
+    scored
 }
 
-/// The answer text: the sentence, with list markers dropped.
+/// The answer text: the sentence (or two), with list markers dropped.
 pub fn answer_text(finding: &NoteFinding) -> String {
-    let (s, e) = finding.sentence.span;
+    let (s, e) = finding.sentence.answer_span;
     finding.section.text[s..e]
         .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
         .trim()

@@ -44,7 +44,7 @@ pub const MAX_PROJECT_CONTEXT_CHARS: usize = 100_000;
 /// Longest session id, in characters.
 pub const MAX_SESSION_CHARS: usize = 200;
 /// The default answer threshold, chosen on the evaluation sets (see README).
-pub const DEFAULT_THRESHOLD: f32 = 0.6;
+pub const DEFAULT_THRESHOLD: f32 = 0.5;
 /// Confidence floor of a stored answer whose question matches.
 const STORED_ANSWER_BASE: f32 = 0.8;
 
@@ -343,7 +343,9 @@ fn stored_finding(stored: &StoredAnswer) -> NoteFinding {
     NoteFinding {
         sentence: decider::ScoredSentence {
             span: (start, end.max(start)),
+            answer_span: (start, end.max(start)),
             confidence: stored_confidence(stored),
+            coverage: stored.similarity,
         },
         section,
     }

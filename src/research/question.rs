@@ -22,7 +22,9 @@ pub enum AnswerKind {
     Person,
     /// A place.
     Place,
-    /// Anything else: a choice, a description, a reason.
+    /// One of several named things ("which database", "what port").
+    Choice,
+    /// Anything else: a description, a reason.
     Other,
 }
 
@@ -188,16 +190,24 @@ pub fn answer_kind(question: &str) -> AnswerKind {
     if PLACE_EN.is_match(question) {
         return AnswerKind::Place;
     }
-    CJK_MARKERS
+    if let Some(&(_, kind)) = CJK_MARKERS
         .iter()
         .find(|(marker, _)| question.contains(marker))
-        .map_or(AnswerKind::Other, |&(_, kind)| kind)
+    {
+        return kind;
+    }
+    if type_noun(question).is_some() {
+        AnswerKind::Choice
+    } else {
+        AnswerKind::Other
+    }
 }
 
 /// The question with Korean/Japanese/Chinese question words, polite endings
 /// and trailing Korean particles removed; Latin text is left to the
 /// analyzer's stop words.
 pub fn informative_text(question: &str) -> String {
+    let question = HOW_ADJECTIVE.replace_all(question, " ");
     let mut words = Vec::new();
     for word in question.split_whitespace() {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric());
@@ -233,11 +243,51 @@ fn strip_particle(word: &str) -> &str {
     word
 }
 
+static TYPE_NOUN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:what|which)\s+(?:kind|kinds|type|types|sort|sorts|form|forms)?\s*(?:of\s+)?([\p{L}-]+)")
+        .expect("static regex")
+});
+
+/// Words that follow "what"/"which" without naming the kind of answer.
+const NOT_TYPE_NOUNS: &[&str] = &[
+    "is", "was", "are", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will",
+    "would", "should", "may", "might", "must", "shall", "a", "an", "the", "of", "to", "in", "on",
+    "we", "you", "they", "he", "she", "it", "i", "this", "that", "these", "those", "happened",
+    "happens", "caused", "causes", "made", "makes",
+];
+
+/// The noun that names the kind of answer ("what *religion* were the
+/// Normans", "which *database* do we use"): an answer often states the
+/// answer without it, so it counts for less.
+pub fn type_noun(question: &str) -> Option<String> {
+    let word = TYPE_NOUN
+        .captures(question)?
+        .get(1)?
+        .as_str()
+        .to_lowercase();
+    (!NOT_TYPE_NOUNS.contains(&word.as_str())).then_some(word)
+}
+
+/// "how long", "how many": the adjective belongs to the question word.
+static HOW_ADJECTIVE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bhow\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often|soon)\b")
+        .expect("static regex")
+});
+
 static YEAR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(1[0-9]{3}|20[0-9]{2})s?\b").expect("static regex"));
-static TIME_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+/// Words and patterns that pin a time down: a month, a weekday, a clock
+/// time, a date.
+static TIME_STRONG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|weekly|daily|monthly|yearly|annually|century|centuries|decade|decades|today|tomorrow|yesterday|morning|afternoon|evening|night|noon|midnight|spring|summer|autumn|fall|winter|week|weeks|day|days|month|months|year|years|hour|hours|minutes|ago|after|before|until|since|during|every)\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}(st|nd|rd|th)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d+\s*(am|pm|h)\b",
+        r"(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|noon|midnight)\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}(st|nd|rd|th)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d+\s*(am|pm|h)\b",
+    )
+    .expect("static regex")
+});
+/// Words that speak of time without pinning it down.
+static TIME_WEAK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(weekly|daily|monthly|yearly|annually|century|centuries|decade|decades|today|tomorrow|yesterday|morning|afternoon|evening|night|spring|summer|autumn|fall|winter|week|weeks|day|days|month|months|year|years|hour|hours|minutes|ago)\b",
     )
     .expect("static regex")
 });
@@ -247,6 +297,16 @@ static CJK_TIME: LazyLock<Regex> = LazyLock::new(|| {
 });
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|dozen|dozens|half|single|double|twice|once)\b|[一二三四五六七八九十百千万億亿两]|[하한두세네다섯여섯일곱여덟아홉열]\s?(개|명|번|시간|분|가지)")
+        .expect("static regex")
+});
+static PERCENT_ASKED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)percent|퍼센트|비율|%").expect("static regex"));
+static PERCENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\d\s*(%|％|percent|per cent|퍼센트)").expect("static regex"));
+/// Tokens that name something specific: with a digit, or code-like
+/// (`Ctrl+O`, `AES-256`, `v1.2`, `snake_case`).
+static SPECIFIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[\p{L}\p{N}]*\p{N}[\p{L}\p{N}]*|[\p{L}\p{N}]+(?:[+._/-][\p{L}\p{N}]+)+")
         .expect("static regex")
 });
 static CAPITALIZED: LazyLock<Regex> =
@@ -263,12 +323,29 @@ pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
     match kind {
         AnswerKind::Other => true,
         AnswerKind::Time => {
-            new_match(&YEAR) || new_match(&TIME_WORDS) || (cjk && new_match(&CJK_TIME))
+            new_match(&YEAR)
+                || new_match(&TIME_STRONG)
+                || new_match(&TIME_WEAK)
+                || (cjk && new_match(&CJK_TIME))
         }
+        AnswerKind::Number if PERCENT_ASKED.is_match(question) => new_match(&PERCENT),
         AnswerKind::Number => new_match(&NUMBER),
+        // Korean, Japanese and Chinese names carry no capitals to check.
+        AnswerKind::Choice => cjk || has_new_name(sentence, question) || new_match(&SPECIFIC),
         // CJK names carry no capitals: the kind cannot be checked there.
         AnswerKind::Person | AnswerKind::Place => cjk || has_new_name(sentence, question),
     }
+}
+
+/// True when a sentence speaks of time only vaguely ("every week") where a
+/// "when" question wants it pinned down ("Tuesday after 14:00").
+pub fn vague_time(sentence: &str, question: &str) -> bool {
+    let new_match = |re: &Regex| {
+        re.find_iter(sentence)
+            .any(|m| !question.to_lowercase().contains(&m.as_str().to_lowercase()))
+    };
+    let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
+    !(new_match(&YEAR) || new_match(&TIME_STRONG) || (cjk && new_match(&CJK_TIME)))
 }
 
 /// A capitalized word that is not the first of the sentence and not in the
@@ -294,7 +371,8 @@ mod tests {
             ("Who owns the payments service?", AnswerKind::Person),
             ("Where is the database hosted?", AnswerKind::Place),
             ("In what country is Normandy located?", AnswerKind::Place),
-            ("Which database do we use?", AnswerKind::Other),
+            ("Which database do we use?", AnswerKind::Choice),
+            ("Why do we deploy on Tuesdays?", AnswerKind::Other),
             ("What is the branch naming rule?", AnswerKind::Other),
             ("배포는 언제 하나요?", AnswerKind::Time),
             ("결제 서비스 담당자는 누구인가요?", AnswerKind::Person),
@@ -308,6 +386,20 @@ mod tests {
     }
 
     #[test]
+    fn type_nouns() {
+        let cases = [
+            ("What religion were the Normans?", Some("religion")),
+            ("Which database do we use?", Some("database")),
+            ("What kind of cache do we run?", Some("cache")),
+            ("What is the deploy window?", None),
+            ("Who owns payments?", None),
+        ];
+        for (question, want) in cases {
+            assert_eq!(type_noun(question).as_deref(), want, "{question}");
+        }
+    }
+
+    #[test]
     fn informative_text_drops_question_words_and_particles() {
         assert_eq!(informative_text("배포는 언제 하나요?"), "배포");
         assert_eq!(
@@ -315,6 +407,7 @@ mod tests {
             "결제 서비스 담당자"
         );
         assert_eq!(informative_text("Which database?"), "Which database");
+        assert_eq!(informative_text("How long is a hold?"), "is a hold");
         assert_eq!(informative_text("회의는 어디서 하나요?"), "회의");
     }
 

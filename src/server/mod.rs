@@ -86,6 +86,14 @@ pub fn app(state: AppState) -> Router {
         .merge(openapi::router())
         .merge(v1)
         .fallback(|| async { ApiError::not_found("no such route") })
+        // After every route is in place: it applies to the routes it finds.
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method-not-allowed",
+                "this route does not take that method",
+            )
+        })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

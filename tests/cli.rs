@@ -1,0 +1,342 @@
+//! The `noggin` command as a person at a terminal (or a script) runs it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::helpers::TestBrain;
+
+/// How long a command may take before the test gives up on it.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// `noggin` with none of the caller's `NOGGIN_*` settings.
+fn noggin() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_noggin"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("NOGGIN_") {
+            command.env_remove(name);
+        }
+    }
+    command.stdin(Stdio::null());
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().expect("run noggin")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn path_arg(brain: &TestBrain) -> &str {
+    brain.path().to_str().expect("temp paths are UTF-8")
+}
+
+#[test]
+fn index_prints_a_summary() {
+    let brain = TestBrain::sample();
+    let output = run(noggin().args(["index", "--brain", path_arg(&brain)]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    let line = regex::Regex::new(
+        r"^indexed 42 notes, (\d+) sections in \d+\.\d\d s \(42 re-parsed, 0 unchanged, 0 removed\)\n$",
+    )
+    .unwrap();
+    let sections: usize = line
+        .captures(&summary)
+        .unwrap_or_else(|| panic!("unexpected summary: {summary:?}"))[1]
+        .parse()
+        .unwrap();
+    assert!(sections > 42, "{summary}");
+    assert!(brain.data_dir().join("index/meta.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(brain.data_dir().join(".gitignore")).unwrap(),
+        "*\n"
+    );
+
+    // Again, as JSON: nothing needs reading twice.
+    let output = run(noggin().args(["index", "--json", "--brain", path_arg(&brain)]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("JSON summary");
+    assert_eq!(report["notes"], 42, "{report}");
+    assert_eq!(report["sections"], sections, "{report}");
+    assert_eq!(report["reparsed"], 0, "{report}");
+    assert_eq!(report["unchanged"], 42, "{report}");
+    assert!(report["seconds"].as_f64().is_some(), "{report}");
+}
+
+#[test]
+fn search_prints_hits_for_people_and_scripts() {
+    let brain = TestBrain::sample();
+    let output = run(noggin().args(["search", "--brain", path_arg(&brain), "--json", "deploy"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let body: Value = serde_json::from_str(&stdout(&output)).expect("JSON hits");
+    let hits = body["hits"].as_array().expect("hits is an array");
+    assert_eq!(hits[0]["path"], "Harbor/Runbooks/Deploy.md", "{body}");
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("<mark>"));
+
+    let output = run(noggin().args([
+        "search",
+        "--brain",
+        path_arg(&brain),
+        "--limit",
+        "2",
+        "--folder",
+        "Harbor/Decisions",
+        "deploy",
+        "on",
+        "Fly",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("Harbor/Decisions/ADR-003 Deploy on Fly.io.md"),
+        "{text}"
+    );
+    assert!(!text.contains("Harbor/Runbooks/"), "{text}");
+    assert!(
+        !text.contains("<mark>"),
+        "terminal output shows HTML: {text}"
+    );
+
+    let output = run(noggin().args(["search", "--brain", path_arg(&brain), "xylophone"]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "no notes match\n");
+}
+
+#[test]
+fn a_missing_brain_is_a_clear_error() {
+    let output = run(noggin().args(["index", "--brain", "/no/such/brain"]));
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("/no/such/brain"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn serve_refuses_a_public_address_without_a_token() {
+    let brain = TestBrain::sample();
+    let mut child = noggin()
+        .args(["serve", "--brain", path_arg(&brain), "--addr", "0.0.0.0:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start noggin serve");
+    let status = wait_for_exit(&mut child, DEADLINE);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!status.success(), "served on 0.0.0.0 without a token");
+    assert!(
+        err.contains("without a token") && err.contains("--token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn serve_stops_cleanly_on_sigterm() {
+    let brain = TestBrain::sample();
+    let mut serve = Serve::start(
+        noggin()
+            .args(["serve", "--brain", path_arg(&brain)])
+            .args(["--addr", "127.0.0.1:0"]),
+    );
+    let (status, body) = serve.get("/healthz", None);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = serve.get("/v1/search?q=deploy", None);
+    assert_eq!(status, 200, "{body}");
+    let status = serve.terminate();
+    assert!(status.success(), "exit after SIGTERM: {status:?}");
+}
+
+#[test]
+fn serve_reads_its_settings_from_the_environment() {
+    let brain = TestBrain::sample();
+    let data = tempfile::tempdir().unwrap();
+    let mut serve = Serve::start(
+        noggin()
+            .arg("serve")
+            .env("NOGGIN_BRAIN", brain.path())
+            .env("NOGGIN_DATA_DIR", data.path())
+            .env("NOGGIN_ADDR", "127.0.0.1:0")
+            .env("NOGGIN_TOKEN", "s3cret")
+            .env("NOGGIN_WATCH", "poll")
+            .env("NOGGIN_POLL_INTERVAL_MS", "1234")
+            .env("NOGGIN_MAX_NOTE_BYTES", "1000000")
+            .env("NOGGIN_MAX_BODY_BYTES", "2048"),
+    );
+    let (status, _) = serve.get("/v1/status", None);
+    assert_eq!(status, 401, "NOGGIN_TOKEN is ignored");
+    let (status, body) = serve.get("/v1/status", Some("s3cret"));
+    assert_eq!(status, 200, "{body}");
+    let status: Value = serde_json::from_str(&body).expect("JSON status");
+    let canonical = std::fs::canonicalize(brain.path()).unwrap();
+    assert_eq!(status["brain"], canonical.to_str().unwrap(), "{status}");
+    assert_eq!(
+        status["data_dir"],
+        data.path().to_str().unwrap(),
+        "{status}"
+    );
+    assert_eq!(status["watcher"]["state"], "polling", "{status}");
+    assert_eq!(status["watcher"]["poll_interval_ms"], 1234, "{status}");
+    assert!(serve.terminate().success());
+    assert!(
+        !brain.data_dir().join("index").exists(),
+        "the index went into the brain instead of NOGGIN_DATA_DIR"
+    );
+}
+
+#[test]
+fn index_reads_its_settings_from_the_environment() {
+    let brain = TestBrain::sample();
+    let output = run(noggin()
+        .args(["index", "--json"])
+        .env("NOGGIN_BRAIN", brain.path())
+        .env("NOGGIN_MAX_NOTE_BYTES", "2000"));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("JSON summary");
+    let skipped = report["skipped_too_large"].as_u64().unwrap_or_default();
+    assert!(skipped > 0, "NOGGIN_MAX_NOTE_BYTES is ignored: {report}");
+    assert_eq!(report["notes"].as_u64(), Some(42 - skipped), "{report}");
+
+    let output = run(noggin()
+        .args(["serve"])
+        .env("NOGGIN_BRAIN", brain.path())
+        .env("NOGGIN_POLL_INTERVAL_MS", "0"));
+    assert!(
+        !output.status.success(),
+        "NOGGIN_POLL_INTERVAL_MS is ignored"
+    );
+    assert!(
+        stderr(&output).contains("poll-interval"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = run(noggin()
+        .args(["serve"])
+        .env("NOGGIN_BRAIN", brain.path())
+        .env("NOGGIN_ADDR", "0.0.0.0:0"));
+    assert!(!output.status.success(), "NOGGIN_ADDR is ignored");
+}
+
+/// Waits for `child` to exit; kills it and fails the test after `deadline`.
+fn wait_for_exit(child: &mut Child, deadline: Duration) -> ExitStatus {
+    let until = Instant::now() + deadline;
+    loop {
+        if let Some(status) = child.try_wait().expect("poll the child") {
+            return status;
+        }
+        if Instant::now() >= until {
+            let _ = child.kill();
+            panic!("noggin did not exit within {deadline:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A running `noggin serve`, found through the address it prints.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    /// Starts the command and waits until it says where it serves.
+    fn start(command: &mut Command) -> Serve {
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start noggin serve");
+        let (lines_tx, lines) = mpsc::channel();
+        let err = child.stderr.take().expect("stderr is piped");
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = lines_tx.send(line);
+            }
+        });
+        let url = regex::Regex::new(r"at http://(\S+)/").unwrap();
+        let until = Instant::now() + DEADLINE;
+        let mut seen = Vec::new();
+        let addr = loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(found) = url.captures(&line) {
+                        break found[1].to_string();
+                    }
+                    seen.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("noggin serve never said where it serves: {seen:#?}");
+                }
+            }
+        };
+        Serve { child, addr }
+    }
+
+    /// A plain HTTP/1.0 GET; (status, body).
+    fn get(&self, path: &str, token: Option<&str>) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.addr).expect("connect to noggin");
+        stream.set_read_timeout(Some(DEADLINE)).unwrap();
+        let auth = token
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        write!(
+            stream,
+            "GET {path} HTTP/1.0\r\nHost: {}\r\n{auth}\r\n",
+            self.addr
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("not an HTTP response: {response:?}"));
+        let body = response
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    fn terminate(&mut self) -> ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM failed");
+        wait_for_exit(&mut self.child, DEADLINE)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        // Only this test's own child, and only if it is still running.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

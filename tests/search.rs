@@ -1,0 +1,546 @@
+//! Search over HTTP as an assistant uses it: ranking, snippets, filters,
+//! Korean, following edits on disk, rebuilding a broken index, refusing bad
+//! requests and tokens.
+
+use std::time::Duration;
+
+use noggin::brain::watch::WatchMode;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{
+    assert_error_shape, paths, wait_until, ServerOptions, TestBrain, TestServer, CHANGE_DEADLINE,
+    OBSIDIAN_HELP_KO,
+};
+
+/// The text of a snippet with the `<mark>` tags taken out.
+fn unmarked(snippet: &str) -> String {
+    snippet.replace("<mark>", "").replace("</mark>", "")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn questions_find_the_note_that_answers_them() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let cases = [
+        ("deploy Tuesday", "Harbor/Runbooks/Deploy.md"),
+        ("When do we deploy?", "Harbor/Runbooks/Deploy.md"),
+        ("Who owns the payments service?", "People/Jonas Weber.md"),
+        (
+            "database migrations",
+            "Harbor/Runbooks/Database Migrations.md",
+        ),
+        ("배포는 언제 하나요?", "한국어/배포 절차.md"),
+    ];
+    for (q, expected) in cases {
+        let hits = server.search(q, &[]).await;
+        let found = paths(&hits);
+        assert_eq!(found.first().map(String::as_str), Some(expected), "{q:?}");
+
+        let mut unique = found.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            found.len(),
+            "{q:?}: a note listed twice: {found:?}"
+        );
+
+        let best = &hits[0];
+        assert!(
+            !best["title"].as_str().unwrap_or_default().is_empty(),
+            "{best}"
+        );
+        let snippet = best["snippet"].as_str().unwrap_or_default();
+        assert!(
+            snippet.contains("<mark>"),
+            "{q:?}: nothing marked in {snippet:?}"
+        );
+        let scores: Vec<f64> = hits.iter().filter_map(|h| h["score"].as_f64()).collect();
+        assert!(
+            scores.windows(2).all(|w| w[0] >= w[1]),
+            "{q:?}: not best first: {scores:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hits_name_the_section_and_mark_the_words() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let hits = server.search("roll back a deploy", &[("limit", "3")]).await;
+    assert!(hits.len() <= 3, "limit ignored: {}", hits.len());
+    let best = &hits[0];
+    assert_eq!(best["path"], "Harbor/Runbooks/Deploy.md", "{hits:?}");
+    assert_eq!(best["title"], "Deploy");
+    assert_eq!(best["heading"], "Roll back");
+    let snippet = best["snippet"].as_str().unwrap_or_default();
+    assert!(snippet.contains("<mark>back</mark>"), "{snippet}");
+    let modified = best["modified"].as_str().unwrap_or_default();
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(modified).is_ok(),
+        "modified is not RFC 3339: {modified:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn html_in_notes_is_escaped_in_snippets() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let hits = server.search("stored XSS boat name", &[]).await;
+    let security = hits
+        .iter()
+        .find(|h| h["path"] == "Harbor/Security Notes.md")
+        .unwrap_or_else(|| panic!("the security note is not found: {hits:?}"));
+    let snippet = security["snippet"].as_str().unwrap_or_default();
+    assert!(
+        unmarked(snippet).contains("&lt;script&gt;alert(&quot;"),
+        "{snippet}"
+    );
+    for hit in &hits {
+        let snippet = hit["snippet"].as_str().unwrap_or_default();
+        let text = unmarked(snippet);
+        assert!(
+            !text.contains('<') && !text.contains('>'),
+            "raw HTML in a snippet: {snippet}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn folder_and_tag_filters_narrow_the_hits() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+
+    let unfiltered = server.search_paths("deploy").await;
+    assert!(unfiltered
+        .iter()
+        .any(|p| !p.starts_with("Harbor/Decisions/")));
+
+    for folder in ["Harbor/Decisions", "/Harbor/Decisions/"] {
+        let hits = paths(&server.search("deploy", &[("folder", folder)]).await);
+        assert_eq!(
+            hits.first().map(String::as_str),
+            Some("Harbor/Decisions/ADR-003 Deploy on Fly.io.md"),
+            "folder {folder:?}: {hits:?}"
+        );
+        assert!(
+            hits.iter().all(|p| p.starts_with("Harbor/Decisions/")),
+            "folder {folder:?} let others through: {hits:?}"
+        );
+    }
+    // A folder is a whole path component: "Harbor/Dec" is no folder.
+    let partial = server.search("deploy", &[("folder", "Harbor/Dec")]).await;
+    assert!(partial.is_empty(), "{partial:?}");
+
+    for tag in ["korean", "#Korean"] {
+        let hits = paths(&server.search("deploy", &[("tag", tag)]).await);
+        assert_eq!(
+            hits.first().map(String::as_str),
+            Some("한국어/배포 절차.md"),
+            "tag {tag:?}: {hits:?}"
+        );
+        assert!(
+            hits.iter().all(|p| p.starts_with("한국어/")),
+            "tag {tag:?} let others through: {hits:?}"
+        );
+    }
+    let hits = paths(&server.search("deploy", &[("tag", "runbook")]).await);
+    assert!(hits.contains(&"Harbor/Runbooks/Deploy.md".to_string()));
+    assert!(
+        !hits.iter().any(|p| p.contains("ADR-003")),
+        "an untagged note passed the tag filter: {hits:?}"
+    );
+    let both = paths(
+        &server
+            .search("deploy", &[("tag", "runbook"), ("folder", "한국어")])
+            .await,
+    );
+    assert_eq!(
+        both.first().map(String::as_str),
+        Some("한국어/배포 절차.md")
+    );
+    assert!(both.iter().all(|p| p.starts_with("한국어/")), "{both:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_korean_question_finds_the_korean_note() {
+    let brain = TestBrain::from_dir(OBSIDIAN_HELP_KO);
+    let server = TestServer::start(&brain).await;
+
+    let found = server
+        .search_paths("빠른 전환기를 여는 단축키는 무엇인가요?")
+        .await;
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("플러그인/빠른 전환기.md"),
+        "{found:?}"
+    );
+
+    // Two notes answer this one equally well; both must lead.
+    let found = server
+        .search_paths("명령 팔레트를 여는 단축키는 무엇인가요?")
+        .await;
+    let mut top2: Vec<&str> = found.iter().take(2).map(String::as_str).collect();
+    top2.sort();
+    assert_eq!(
+        top2,
+        ["사용자 인터페이스/단축키.md", "플러그인/명령어 팔레트.md"],
+        "{found:?}"
+    );
+
+    // The note never says "전환기에서", only 전환기는/를/로/가.
+    assert!(!brain.read("플러그인/빠른 전환기.md").contains("전환기에서"));
+    for q in ["빠른 전환기에서", "빠른 전환기는"] {
+        let found = server.search_paths(q).await;
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some("플러그인/빠른 전환기.md"),
+            "{q:?}: {found:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn edits_on_disk_show_up_in_search() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let s = &server;
+    let note = "Inbox/Kayak rental.md";
+
+    // Create.
+    brain.write(
+        note,
+        "# Kayak rental\n\nBoaters can rent a zebrafinch kayak.\n",
+    );
+    wait_until(CHANGE_DEADLINE, "a new note is searchable", || async move {
+        s.search_paths("zebrafinch").await == [note]
+    })
+    .await;
+
+    // Edit in place: new words found, old ones gone.
+    brain.write(note, "# Kayak rental\n\nBoaters can rent a quokka kayak.\n");
+    wait_until(CHANGE_DEADLINE, "an edit is searchable", || async move {
+        s.search_paths("quokka").await == [note] && s.search_paths("zebrafinch").await.is_empty()
+    })
+    .await;
+
+    // Save the way editors do: write a temp file, rename it over the note.
+    brain.write(
+        "Inbox/.Kayak rental.md.swp",
+        "# Kayak rental\n\nBoaters can rent a wombat kayak.\n",
+    );
+    brain.rename("Inbox/.Kayak rental.md.swp", note);
+    wait_until(
+        CHANGE_DEADLINE,
+        "an atomic save is searchable",
+        || async move {
+            s.search_paths("wombat").await == [note] && s.search_paths("quokka").await.is_empty()
+        },
+    )
+    .await;
+
+    // Delete.
+    brain.remove(note);
+    wait_until(CHANGE_DEADLINE, "a deleted note is gone", || async move {
+        s.search_paths("wombat").await.is_empty()
+    })
+    .await;
+
+    // Move a folder: its notes keep being found, under the new path.
+    brain.rename("Harbor/Runbooks", "Harbor/Playbooks");
+    wait_until(
+        CHANGE_DEADLINE,
+        "a moved folder's notes move",
+        || async move {
+            let found = s.search_paths("deploy Tuesday").await;
+            found.first().map(String::as_str) == Some("Harbor/Playbooks/Deploy.md")
+                && !found.iter().any(|p| p.starts_with("Harbor/Runbooks/"))
+        },
+    )
+    .await;
+    let status = server.status().await;
+    assert_eq!(status["notes"], 42, "{status}");
+    assert_eq!(status["watcher"]["state"], "watching", "{status}");
+    server.stop().await;
+}
+
+/// Reading notes (noggin's own scans, the user's grep or editor) is no
+/// change: it must not send noggin rescanning the brain over and over.
+#[tokio::test(flavor = "multi_thread")]
+async fn reading_notes_does_not_trigger_a_rescan() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let first = server.status().await["last_reconcile"].clone();
+    assert_eq!(first["reparsed"], 42, "{first}");
+
+    for entry in walkdir::WalkDir::new(brain.path()) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            std::fs::read(entry.path()).unwrap();
+        }
+    }
+    // The writer handles changes in order: once the second edit is
+    // searchable, anything the reads (and the first edit) queued is done.
+    let s = &server;
+    for word in ["aardvark", "pangolin"] {
+        let text = brain.read("Harbor/Glossary.md") + &format!("\nA {word} is no boat.\n");
+        brain.write("Harbor/Glossary.md", &text);
+        wait_until(CHANGE_DEADLINE, "an edit is searchable", || async move {
+            s.search_paths(word).await == ["Harbor/Glossary.md"]
+        })
+        .await;
+    }
+    let status = server.status().await;
+    assert_eq!(status["last_reconcile"], first, "rescanned: {status}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn polling_still_picks_up_edits() {
+    let brain = TestBrain::sample();
+    let options = ServerOptions {
+        watch: WatchMode::Poll,
+        poll_interval: Duration::from_millis(200),
+        ..ServerOptions::default()
+    };
+    let server = TestServer::start_with(&brain, options).await;
+    let watcher = &server.status().await["watcher"];
+    assert_eq!(watcher["state"], "polling", "{watcher}");
+    assert_eq!(watcher["poll_interval_ms"], 200, "{watcher}");
+    assert!(watcher["reason"].is_string(), "{watcher}");
+
+    let s = &server;
+    brain.write("Polled.md", "# Polled\n\nThe capybara dock is new.\n");
+    wait_until(
+        CHANGE_DEADLINE,
+        "a polled note is searchable",
+        || async move { s.search_paths("capybara").await == ["Polled.md"] },
+    )
+    .await;
+    brain.remove("Polled.md");
+    wait_until(CHANGE_DEADLINE, "a polled delete is seen", || async move {
+        s.search_paths("capybara").await.is_empty()
+    })
+    .await;
+}
+
+/// Files of the on-disk index, for breaking them.
+fn index_files(brain: &TestBrain) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(brain.data_dir().join("index"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_index_is_rebuilt_from_the_notes() {
+    type Breakage = fn(&TestBrain);
+    let breakages: [(&str, Breakage); 2] = [
+        ("garbage meta.json", |brain| {
+            std::fs::write(brain.data_dir().join("index/meta.json"), b"{not json").unwrap();
+        }),
+        ("truncated segment files", |brain| {
+            for file in index_files(brain) {
+                let name = file.file_name().unwrap().to_string_lossy().into_owned();
+                if !name.ends_with(".json") && !name.starts_with('.') {
+                    let len = std::fs::metadata(&file).unwrap().len();
+                    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+                    f.set_len(len / 2).unwrap();
+                }
+            }
+        }),
+    ];
+    for (what, break_index) in breakages {
+        let brain = TestBrain::sample();
+        let server = TestServer::start(&brain).await;
+        assert_eq!(server.status().await["notes"], 42);
+        server.stop().await;
+
+        break_index(&brain);
+
+        let server = TestServer::start(&brain).await;
+        let status = server.status().await;
+        assert!(
+            status["rebuilt_because"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty()),
+            "{what}: no reason to rebuild reported: {status}"
+        );
+        assert_eq!(status["notes"], 42, "{what}: {status}");
+        assert_eq!(
+            server
+                .search_paths("deploy Tuesday")
+                .await
+                .first()
+                .map(String::as_str),
+            Some("Harbor/Runbooks/Deploy.md"),
+            "{what}"
+        );
+        server.stop().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restart_reads_no_unchanged_note_again() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let first = server.status().await;
+    assert_eq!(first["last_reconcile"]["reparsed"], 42, "{first}");
+    server.stop().await;
+
+    let server = TestServer::start(&brain).await;
+    let status = server.status().await;
+    let reconcile = &status["last_reconcile"];
+    assert_eq!(reconcile["reparsed"], 0, "{status}");
+    assert_eq!(reconcile["unchanged"], 42, "{status}");
+    assert!(status.get("rebuilt_because").is_none(), "{status}");
+    assert_eq!(
+        server
+            .search_paths("deploy Tuesday")
+            .await
+            .first()
+            .map(String::as_str),
+        Some("Harbor/Runbooks/Deploy.md")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_brain_answers_with_no_hits() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    assert!(server.search_paths("deploy").await.is_empty());
+    let status = server.status().await;
+    assert_eq!(status["notes"], 0, "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_requests_get_a_clear_4xx() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let cases = [
+        ("/v1/search", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=%20%20%20", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=deploy&limit=0", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=deploy&limit=10000", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=deploy&limit=-1", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=deploy&limit=abc", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=%FF", StatusCode::BAD_REQUEST),
+        ("/v1/search?q=deploy&tag=%C3%28", StatusCode::BAD_REQUEST),
+        ("/nope", StatusCode::NOT_FOUND),
+        ("/v1/nope", StatusCode::NOT_FOUND),
+    ];
+    for (path, expected) in cases {
+        let (status, body) = server.get(path).await;
+        assert_eq!(status, expected, "GET {path}: {body}");
+        assert_error_shape(&body, path);
+    }
+    let long = "a ".repeat(1000);
+    let (status, body) = server
+        .get(&format!("/v1/search?q={}", long.replace(' ', "%20")))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error_shape(&body, "long query");
+
+    let (status, body) = server
+        .request(Method::POST, "/v1/search?q=deploy", None)
+        .await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
+    assert_error_shape(&body, "POST /v1/search");
+
+    // Nothing of that changed what search finds.
+    assert_eq!(
+        server
+            .search_paths("deploy Tuesday")
+            .await
+            .first()
+            .map(String::as_str),
+        Some("Harbor/Runbooks/Deploy.md")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oversized_bodies_get_413() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let question = "x".repeat(400);
+    let body = json!({
+        "prompt": "p".repeat(1024 * 1024),
+        "questions": [question],
+    });
+    let (status, body) = server.post_json("/v1/research", &body).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_error_shape(&body, "oversized body");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_configured_token_guards_the_api() {
+    let brain = TestBrain::sample();
+    let options = ServerOptions {
+        token: Some("s3cret".to_string()),
+        ..ServerOptions::default()
+    };
+    let server = TestServer::start_with(&brain, options).await;
+    for path in ["/v1/status", "/v1/search?q=deploy"] {
+        for token in [None, Some("wrong"), Some("s3cre")] {
+            let (status, body) = server.request_as(Method::GET, path, token, None).await;
+            assert_eq!(
+                status,
+                StatusCode::UNAUTHORIZED,
+                "{path} with {token:?}: {body}"
+            );
+            assert_error_shape(&body, path);
+        }
+        let (status, body) = server
+            .request_as(Method::GET, path, Some("s3cret"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    }
+    let (status, _) = server.request_as(Method::GET, "/healthz", None, None).await;
+    assert_eq!(status, StatusCode::OK, "/healthz is for liveness probes");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openapi_document_describes_search() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let (status, doc) = server.get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.")),
+        "{doc}"
+    );
+    let search = &doc["paths"]["/v1/search"]["get"];
+    assert!(search.is_object(), "no GET /v1/search in {doc}");
+    let params: Vec<&str> = search["parameters"]
+        .as_array()
+        .map(|ps| ps.iter().filter_map(|p| p["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(params, ["q", "limit", "folder", "tag"]);
+    assert!(doc["paths"]["/v1/status"].is_object());
+    assert!(doc["paths"]["/healthz"].is_object());
+}
+
+/// Every route the OpenAPI document lists answers (no document of routes
+/// that do not exist).
+#[tokio::test(flavor = "multi_thread")]
+async fn every_documented_get_route_exists() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let (_, doc) = server.get("/openapi.json").await;
+    let paths = doc["paths"].as_object().expect("paths is an object");
+    for (path, ops) in paths {
+        if ops.get("get").is_none() || path.contains('{') {
+            continue;
+        }
+        let url = if path == "/v1/search" {
+            format!("{path}?q=deploy")
+        } else {
+            path.clone()
+        };
+        let (status, body): (StatusCode, Value) = server.get(&url).await;
+        assert_eq!(status, StatusCode::OK, "GET {url}: {body}");
+    }
+}
