@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::brain::watch::WatchMode;
 use crate::index::IndexOptions;
+use crate::knowledge;
 use crate::research::llm::LlmSettings;
 use crate::research::ResearchSettings;
 
@@ -34,6 +35,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Answer open questions from the brain, as POST /v1/research does.
     Research(ResearchCmdArgs),
+    /// Write the user's answers into the brain as a dated note.
+    Remember(RememberArgs),
 }
 
 /// Where the brain and its index are.
@@ -101,6 +104,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub research: ResearchArgs,
+
+    #[command(flatten)]
+    pub knowledge: KnowledgeArgs,
 }
 
 /// How self-research gathers evidence and decides.
@@ -232,6 +238,7 @@ pub struct ServerConfig {
     pub watch: WatchMode,
     pub poll_interval: Duration,
     pub research: ResearchSettings,
+    pub knowledge: knowledge::Settings,
 }
 
 impl ServeArgs {
@@ -249,6 +256,7 @@ impl ServeArgs {
             anyhow::bail!("--poll-interval-ms must be at least 1");
         }
         let research = self.research.research_settings(&self.brain.brain)?;
+        let knowledge = self.knowledge.settings(&self.research.knowledge_folder)?;
         Ok(ServerConfig {
             brain: self.brain,
             addr: self.addr,
@@ -257,6 +265,7 @@ impl ServeArgs {
             watch: self.watch,
             poll_interval: Duration::from_millis(self.poll_interval_ms),
             research,
+            knowledge,
         })
     }
 }
@@ -323,6 +332,126 @@ pub struct ResearchCmdArgs {
     pub questions: Vec<String>,
 }
 
+/// How the user's answers are written back into the brain (the folder is
+/// `--knowledge-folder`, shared with research).
+#[derive(Debug, Clone, Args)]
+pub struct KnowledgeArgs {
+    /// Do not write answers into the brain (every answer is skipped as
+    /// `disabled`).
+    #[arg(long, env = "NOGGIN_NO_SAVE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_save: bool,
+
+    /// Answers shorter than this many characters are not saved.
+    #[arg(
+        long,
+        env = "NOGGIN_MIN_ANSWER_CHARS",
+        default_value_t = 20,
+        value_name = "CHARS"
+    )]
+    pub min_answer_chars: usize,
+
+    /// Start of an answer that noggin found by itself; such answers are never
+    /// saved as the user's.
+    #[arg(long, env = "NOGGIN_MARKER", default_value = "(self-research) ")]
+    pub marker: String,
+
+    /// Date of the notes written, instead of today's local date (YYYY-MM-DD).
+    #[arg(long, env = "NOGGIN_TODAY", hide = true, value_name = "YYYY-MM-DD")]
+    pub today: Option<chrono::NaiveDate>,
+}
+
+impl KnowledgeArgs {
+    /// Checks the folder (inside the brain, visible so that its notes are
+    /// indexed) and the marker.
+    pub fn settings(&self, folder: &str) -> anyhow::Result<knowledge::Settings> {
+        let unified = folder.trim().replace('\\', "/");
+        let parts: Vec<&str> = unified.split('/').filter(|p| !p.is_empty()).collect();
+        let hidden = |p: &&str| p.starts_with('.') || *p == "node_modules";
+        if parts.is_empty()
+            || unified.starts_with('/')
+            || unified.contains(':')
+            || parts.iter().any(hidden)
+        {
+            anyhow::bail!(
+                "--knowledge-folder {folder:?} must be a visible folder inside the brain \
+                 (relative, no `..`, no hidden parts), or its notes would not be indexed"
+            );
+        }
+        if self.marker.trim().is_empty() {
+            anyhow::bail!("--marker must not be empty");
+        }
+        Ok(knowledge::Settings {
+            save: !self.no_save,
+            folder: parts.join("/"),
+            min_answer_chars: self.min_answer_chars,
+            marker: self.marker.clone(),
+            today: self.today,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RememberArgs {
+    #[command(flatten)]
+    pub brain: BrainArgs,
+
+    #[command(flatten)]
+    pub knowledge: KnowledgeArgs,
+
+    /// Folder of the notes written from the user's answers, relative to the brain.
+    #[arg(
+        long,
+        env = "NOGGIN_KNOWLEDGE_FOLDER",
+        default_value = "Alignment Knowledge",
+        value_name = "DIR"
+    )]
+    pub knowledge_folder: String,
+
+    /// The request the answers clarify; it names the note.
+    #[arg(long)]
+    pub prompt: String,
+
+    /// A question; each -q is paired with the -a that follows it.
+    #[arg(
+        short = 'q',
+        long = "question",
+        value_name = "QUESTION",
+        required = true
+    )]
+    pub questions: Vec<String>,
+
+    /// The user's answer to the question before it.
+    #[arg(short = 'a', long = "answer", value_name = "ANSWER", required = true)]
+    pub answers: Vec<String>,
+
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RememberArgs {
+    /// The question/answer pairs, in order.
+    pub fn pairs(&self) -> anyhow::Result<Vec<knowledge::Answer>> {
+        if self.questions.len() != self.answers.len() {
+            anyhow::bail!(
+                "{} questions but {} answers: give every -q QUESTION its -a ANSWER",
+                self.questions.len(),
+                self.answers.len()
+            );
+        }
+        Ok(self
+            .questions
+            .iter()
+            .zip(&self.answers)
+            .map(|(q, a)| knowledge::Answer {
+                question: q.clone(),
+                answer: a.clone(),
+                source: None,
+            })
+            .collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +472,53 @@ mod tests {
         assert!(serve(&["--addr", "0.0.0.0:7431", "--token", "s3cret"]).is_ok());
         assert!(serve(&["--addr", "[::1]:7431"]).is_ok());
         assert!(serve(&[]).is_ok());
+    }
+
+    #[test]
+    fn knowledge_settings_are_checked() {
+        let ok = serve(&[
+            "--knowledge-folder",
+            "Notes/Answers/",
+            "--today",
+            "2026-11-22",
+        ])
+        .unwrap();
+        assert_eq!(ok.knowledge.folder, "Notes/Answers");
+        assert_eq!(
+            ok.knowledge.today,
+            chrono::NaiveDate::from_ymd_opt(2026, 11, 22)
+        );
+        assert!(ok.knowledge.save);
+        assert!(!serve(&["--no-save"]).unwrap().knowledge.save);
+        for bad in [
+            "",
+            "/etc",
+            "../out",
+            "a/../../b",
+            ".hidden",
+            "a/.git",
+            "C:\\x",
+        ] {
+            assert!(serve(&["--knowledge-folder", bad]).is_err(), "{bad:?}");
+        }
+        assert!(serve(&["--marker", " "]).is_err());
+        assert!(serve(&["--today", "22.11.2026"]).is_err());
+    }
+
+    #[test]
+    fn remember_pairs_questions_with_answers() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["noggin", "remember", "--brain", "b", "--prompt", "p"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv)?.command {
+                Command::Remember(r) => r.pairs(),
+                _ => unreachable!("parsed a remember command"),
+            }
+        };
+        let pairs = parse(&["-q", "one?", "-a", "first", "-q", "two?", "-a", "second"]).unwrap();
+        assert_eq!(pairs[1].question, "two?");
+        assert_eq!(pairs[1].answer, "second");
+        assert!(parse(&["-q", "one?", "-a", "first", "-q", "two?"]).is_err());
+        assert!(parse(&[]).is_err());
     }
 }

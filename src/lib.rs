@@ -10,11 +10,14 @@
 //!   written by one thread, searched by many;
 //! - [`research`] answers an assistant's open questions from that index,
 //!   with evidence, or leaves them for the user;
-//! - [`server`] exposes search and research over HTTP;
+//! - [`knowledge`] writes the user's answers back into the brain as dated
+//!   notes, so the next research finds them;
+//! - [`server`] exposes search, research and answers over HTTP;
 //! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
 
 pub mod brain;
 pub mod config;
 pub mod index;
+pub mod knowledge;
 pub mod research;
 pub mod server;

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clap::Parser;
-use noggin::config::{Cli, Command, IndexArgs, ResearchCmdArgs, SearchArgs, ServeArgs};
+use noggin::config::{
+    Cli, Command, IndexArgs, RememberArgs, ResearchCmdArgs, SearchArgs, ServeArgs,
+};
 use noggin::index::{Index, Progress, SearchFilter};
 use noggin::research::{research_questions, ResearchRequest, MARKER};
 use noggin::server;
@@ -36,6 +38,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Index(args) => index(args),
         Command::Search(args) => search(args),
         Command::Research(args) => research(args),
+        Command::Remember(args) => remember(args),
     }
 }
 
@@ -200,6 +203,61 @@ fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
         for open in &response.unanswered {
             writeln!(out, "  - {}", open.question)?;
         }
+    }
+    Ok(())
+}
+
+fn remember(args: RememberArgs) -> anyhow::Result<()> {
+    let given = args.pairs()?;
+    let settings = args.knowledge.settings(&args.knowledge_folder)?;
+    let brain = noggin::brain::canonical_root(&args.brain.brain)?;
+    let knowledge = noggin::knowledge::Knowledge::new(&brain, settings);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = runtime.block_on(knowledge.remember(&args.prompt, &given))?;
+    let paths: Vec<String> = outcome.saved.iter().map(|s| s.path.clone()).collect();
+    let indexed = if paths.is_empty() {
+        None
+    } else {
+        match Index::open(args.brain.index_options(false)) {
+            Ok(index) => Some(
+                runtime
+                    .block_on(index.sync_paths(paths))
+                    .map_err(|e| e.to_string()),
+            ),
+            // A running server owns the index; its watcher indexes the note.
+            Err(noggin::index::Error::Locked(_)) => Some(Err(
+                "a running noggin server holds the index; it will index the note".into(),
+            )),
+            Err(error) => Some(Err(error.to_string())),
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let mut value = serde_json::to_value(&outcome)?;
+        value["indexed"] = serde_json::json!(!matches!(indexed, Some(Err(_))));
+        writeln!(out, "{value}")?;
+        return Ok(());
+    }
+    for saved in &outcome.saved {
+        let count = saved.questions.len();
+        let plural = if count == 1 { "" } else { "s" };
+        writeln!(out, "saved {count} answer{plural} to {}", saved.path)?;
+    }
+    for skipped in &outcome.skipped {
+        writeln!(
+            out,
+            "skipped {:?}: {}",
+            skipped.question,
+            skipped.reason.describe()
+        )?;
+    }
+    match indexed {
+        Some(Ok(())) => writeln!(out, "indexed: searchable now")?,
+        Some(Err(why)) => writeln!(out, "not indexed yet: {why}")?,
+        None => {}
     }
     Ok(())
 }

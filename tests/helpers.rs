@@ -133,6 +133,8 @@ pub struct ServerOptions {
     pub token: Option<String>,
     /// More `noggin serve` flags, e.g. `["--project-context-chars", "200"]`.
     pub args: Vec<String>,
+    /// How answers are written back (date, `--no-save`, …).
+    pub knowledge: noggin::knowledge::Settings,
 }
 
 impl Default for ServerOptions {
@@ -142,6 +144,7 @@ impl Default for ServerOptions {
             poll_interval: Duration::from_millis(2000),
             token: None,
             args: Vec::new(),
+            knowledge: noggin::knowledge::Settings::default(),
         }
     }
 }
@@ -167,6 +170,7 @@ pub fn server_config(brain: &Path, options: &ServerOptions) -> ServerConfig {
     config.watch = options.watch;
     config.poll_interval = options.poll_interval;
     config.token = options.token.clone();
+    config.knowledge = options.knowledge.clone();
     config
 }
 

@@ -5,6 +5,9 @@
 
 mod helpers;
 
+mod alignment_loop;
+mod answers;
 mod cli;
+mod nothing_lost;
 mod research;
 mod search;

@@ -62,6 +62,15 @@ impl From<crate::index::Error> for ApiError {
     }
 }
 
+impl From<crate::knowledge::Error> for ApiError {
+    fn from(error: crate::knowledge::Error) -> Self {
+        match error.input_code() {
+            Some(code) => ApiError::bad_request(code, error.to_string()),
+            None => ApiError::internal(error),
+        }
+    }
+}
+
 /// `Json` whose rejections (bad JSON, wrong type, too large) use the API's
 /// error shape.
 pub struct AppJson<T>(pub T);

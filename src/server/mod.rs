@@ -5,6 +5,7 @@
 //! tracing. [`run`] serves until the shutdown future resolves, so tests can
 //! pass their own.
 
+mod answers;
 pub mod error;
 mod openapi;
 mod research;
@@ -26,6 +27,7 @@ use tower_http::trace::TraceLayer;
 use crate::brain::watch::{watch_brain, Change, Watcher};
 use crate::config::ServerConfig;
 use crate::index::Index;
+use crate::knowledge::Knowledge;
 use crate::research::log::ResearchLog;
 use error::ApiError;
 
@@ -38,6 +40,8 @@ pub struct AppState {
     pub started: Instant,
     /// The latest research of each session, for the card.
     pub research_log: ResearchLog,
+    /// Writes the user's answers back into the brain.
+    pub knowledge: Knowledge,
 }
 
 impl AppState {
@@ -57,12 +61,14 @@ impl AppState {
         });
         let watcher = watch_brain(index.brain(), config.watch, config.poll_interval, sink);
         index.request_reconcile()?;
+        let knowledge = Knowledge::new(index.brain(), config.knowledge.clone());
         Ok(AppState {
             index,
             watcher: Arc::new(watcher),
             config: Arc::new(config),
             started: Instant::now(),
             research_log: ResearchLog::default(),
+            knowledge,
         })
     }
 }
@@ -73,6 +79,7 @@ pub fn app(state: AppState) -> Router {
         .merge(status::router())
         .merge(search::router())
         .merge(research::router())
+        .merge(answers::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .merge(status::health_router())

@@ -14,6 +14,43 @@ fn error_response(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
 
+/// `POST /v1/answers`: the user's answers written back as a dated note.
+fn answers_operation() -> Value {
+    json!({
+        "summary": "Write the user's answers into the brain as a dated note",
+        "description": "Answers go to `<knowledge folder>/YYYY-MM-DD <slug>.md`, appended to today's note of the same prompt. The response is sent once the note is on disk and indexed. Self-researched, too short (under --min-answer-chars), empty and already saved answers are skipped with a reason; with --no-save everything is skipped as `disabled`. Bad input is refused as a whole and writes nothing.",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["prompt", "qa"],
+            "properties": {
+                "prompt": {"type": "string", "minLength": 1, "maxLength": 20000, "description": "the request the answers clarify; it names the note"},
+                "qa": {"type": "array", "maxItems": 50, "items": {
+                    "type": "object", "required": ["question", "answer"],
+                    "properties": {
+                        "question": {"type": "string", "maxLength": 500, "description": "one line: control characters are refused"},
+                        "answer": {"type": "string", "maxLength": 10000},
+                        "source": {"type": "string", "description": "`self-research` answers are not saved"}
+                    }}},
+                "session": {"type": "string"}
+            }}}}},
+        "responses": {
+            "200": {"description": "what was saved and what was skipped", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["saved", "skipped"],
+                "properties": {
+                    "saved": {"type": "array", "items": {"type": "object", "required": ["path", "questions"], "properties": {
+                        "path": {"type": "string", "description": "relative to the brain"},
+                        "questions": {"type": "array", "items": {"type": "string"}}}}},
+                    "skipped": {"type": "array", "items": {"type": "object", "required": ["question", "reason"], "properties": {
+                        "question": {"type": "string"},
+                        "reason": {"type": "string", "enum": ["self-research", "too-short", "empty", "duplicate", "disabled"]}}}}
+                }}}}},
+            "400": error_response("empty or too long prompt, too many entries, a question with a control character, too long question or answer"),
+            "401": error_response("missing or wrong token"),
+            "413": error_response("body too large"),
+            "422": error_response("body is not the expected JSON")
+        }
+    })
+}
+
 /// The OpenAPI 3.1 document of the routes noggin serves.
 pub fn document() -> Value {
     json!({
@@ -80,7 +117,8 @@ pub fn document() -> Value {
                     "401": error_response("missing or wrong token")
                 }
             }},
-            "/v1/research": research_path()
+            "/v1/research": research_path(),
+            "/v1/answers": {"post": answers_operation()}
         }
     })
 }

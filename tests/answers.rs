@@ -1,0 +1,646 @@
+//! `POST /v1/answers` and `noggin remember`: the user's answers become dated
+//! notes in `Alignment Knowledge/`, exactly formatted, appended, never lost,
+//! never outside the folder, searchable as soon as the response arrives.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use futures_util::future::join_all;
+use noggin::knowledge::note::{read_entries, Entry};
+use noggin::knowledge::Settings;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::helpers::{assert_error_shape, ServerOptions, TestBrain, TestServer};
+
+const FOLDER: &str = "Alignment Knowledge";
+
+fn date(day: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, day).expect("a valid date")
+}
+
+/// Server options that write notes dated 2026-11-`day`.
+fn on_day(day: u32) -> ServerOptions {
+    ServerOptions {
+        knowledge: Settings {
+            today: Some(date(day)),
+            ..Settings::default()
+        },
+        ..ServerOptions::default()
+    }
+}
+
+fn qa(question: &str, answer: &str) -> Value {
+    json!({"question": question, "answer": answer})
+}
+
+/// Every file of the brain except the index, with its bytes.
+fn tree(brain: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(brain)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".noggin")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(brain)
+                .expect("walked below the brain")
+                .to_string_lossy()
+                .into_owned();
+            let bytes = std::fs::read(e.path()).expect("read a file of the brain");
+            (rel, bytes)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_new_note_has_the_exact_format() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({
+                "prompt": "Add a waitlist for full marinas",
+                "session": "s1",
+                "qa": [
+                    qa("How long does a waitlist offer stay open?", "Twenty-four hours, then it goes to the next guest."),
+                    qa("Who is notified first?", "Guests in the order they joined the waitlist."),
+                ]
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let path = "Alignment Knowledge/2026-11-22 Add a waitlist for full marina.md";
+    assert_eq!(
+        body,
+        json!({
+            "saved": [{"path": path, "questions": [
+                "How long does a waitlist offer stay open?", "Who is notified first?"]}],
+            "skipped": []
+        })
+    );
+    assert_eq!(
+        brain.read(path),
+        "---\n\
+         created: 2026-11-22\n\
+         tags: [alignment-knowledge]\n\
+         ---\n\
+         # Add a waitlist for full marinas\n\
+         \n\
+         > Provided by the user while clarifying a request on 2026-11-22.\n\
+         \n\
+         ## Original request\n\
+         Add a waitlist for full marinas\n\
+         \n\
+         ## Confirmed information\n\
+         ### Q. How long does a waitlist offer stay open?\n\
+         Twenty-four hours, then it goes to the next guest.\n\
+         \n\
+         ### Q. Who is notified first?\n\
+         Guests in the order they joined the waitlist.\n"
+    );
+    let text = brain.read(path);
+    let (frontmatter, _) = noggin::brain::parse::split_frontmatter(&text);
+    let yaml: Value = serde_saphyr::from_str(frontmatter.expect("a frontmatter block"))
+        .expect("the frontmatter is valid YAML");
+    assert_eq!(
+        yaml,
+        json!({"created": "2026-11-22", "tags": ["alignment-knowledge"]})
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_title_is_fifty_characters_and_the_request_is_kept_whole() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let prompt =
+        "Migrate the nightly invoice job to the background queue and\nkeep the retry policy";
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": prompt, "qa": [qa("Which queue?", "The PostgreSQL job table, as in ADR-005.")]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let path = body["saved"][0]["path"].as_str().expect("a saved path");
+    assert_eq!(
+        path,
+        "Alignment Knowledge/2026-11-22 Migrate the nightly invoice jo.md"
+    );
+    let text = brain.read(path);
+    assert!(
+        text.contains("\n# Migrate the nightly invoice job to the background\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("## Original request\n{prompt}\n\n")),
+        "{text}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_second_post_the_same_day_appends_and_skips_duplicates() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let prompt = "Add a waitlist for full marinas";
+    let first = qa(
+        "How long does an offer stay open?",
+        "Twenty-four hours, then the next guest.",
+    );
+    let second = qa("Who is notified first?", "Guests in the order they joined.");
+    let (status, _) = server
+        .post_json("/v1/answers", &json!({"prompt": prompt, "qa": [first]}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": prompt, "qa": [first, second]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["saved"][0]["questions"],
+        json!(["Who is notified first?"])
+    );
+    assert_eq!(
+        body["skipped"],
+        json!([{"question": "How long does an offer stay open?", "reason": "duplicate"}])
+    );
+    let path = "Alignment Knowledge/2026-11-22 Add a waitlist for full marina.md";
+    let text = brain.read(path);
+    assert_eq!(text.matches("### Q. ").count(), 2, "{text}");
+    assert!(text.ends_with(
+        "### Q. How long does an offer stay open?\nTwenty-four hours, then the next guest.\n\n\
+         ### Q. Who is notified first?\nGuests in the order they joined.\n"
+    ));
+    // The same question with another answer is new information.
+    let changed = qa(
+        "Who is notified first?",
+        "Members first, then guests in order.",
+    );
+    let (_, body) = server
+        .post_json("/v1/answers", &json!({"prompt": prompt, "qa": [changed]}))
+        .await;
+    assert_eq!(
+        body["saved"][0]["questions"],
+        json!(["Who is notified first?"])
+    );
+    assert_eq!(read_entries(&brain.read(path)).len(), 3);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_hand_edit_between_two_posts_is_kept() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let prompt = "Add a waitlist for full marinas";
+    let (_, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": prompt, "qa": [qa("How long does an offer stay open?", "Twenty-four hours, then the next guest.")]}),
+        )
+        .await;
+    let path = body["saved"][0]["path"]
+        .as_str()
+        .expect("saved")
+        .to_string();
+    let edited = brain.read(&path).replace(
+        "Twenty-four hours",
+        "Twelve hours (changed after the ops meeting)",
+    ) + "\n## My notes\n- ask Dana about weekends\n";
+    brain.write(&path, &edited);
+    let (status, _) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": prompt, "qa": [qa("Who is notified first?", "Guests in the order they joined.")]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let text = brain.read(&path);
+    assert_eq!(
+        text,
+        edited.replace(
+            "next guest.\n\n## My notes",
+            "next guest.\n\n### Q. Who is notified first?\nGuests in the order they joined.\n\n## My notes"
+        )
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_concurrent_posts_for_one_prompt_make_one_note_with_all_entries() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let posts = (0..50).map(|i| {
+        let body = json!({
+            "prompt": "Plan the winter haul-out",
+            "qa": [qa(&format!("Question number {i}?"), &format!("Answer number {i}, given by the user."))]
+        });
+        let server = &server;
+        async move { server.post_json("/v1/answers", &body).await }
+    });
+    for (status, body) in join_all(posts).await {
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["saved"].as_array().map(Vec::len), Some(1), "{body}");
+    }
+    let notes: Vec<String> = tree(brain.path())
+        .into_keys()
+        .filter(|p| p.starts_with(FOLDER) && p.contains("haul-out"))
+        .collect();
+    assert_eq!(
+        notes,
+        ["Alignment Knowledge/2026-11-22 Plan the winter haul-out.md"]
+    );
+    let entries = read_entries(&brain.read(&notes[0]));
+    assert_eq!(entries.len(), 50);
+    for i in 0..50 {
+        let expected = Entry {
+            question: format!("Question number {i}?"),
+            answer: format!("Answer number {i}, given by the user."),
+        };
+        assert!(entries.contains(&expected), "entry {i} is missing");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn every_rejected_request_leaves_the_brain_unchanged() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let before = tree(brain.path());
+    let ok = qa("A fine question?", "A fine answer that is long enough.");
+    let cases: Vec<(&str, Value)> = vec![
+        (
+            "newline in a question",
+            json!({"prompt": "p", "qa": [ok, qa("two\nlines?", "An answer long enough to save.")]}),
+        ),
+        (
+            "carriage return",
+            json!({"prompt": "p", "qa": [qa("a\rb?", "An answer long enough to save.")]}),
+        ),
+        (
+            "tab",
+            json!({"prompt": "p", "qa": [qa("a\tb?", "An answer long enough to save.")]}),
+        ),
+        (
+            "NUL",
+            json!({"prompt": "p", "qa": [qa("a\u{0}b?", "An answer long enough to save.")]}),
+        ),
+        (
+            "escape",
+            json!({"prompt": "p", "qa": [qa("a\u{1b}[31mb?", "An answer long enough to save.")]}),
+        ),
+        (
+            "DEL",
+            json!({"prompt": "p", "qa": [qa("a\u{7f}b?", "An answer long enough to save.")]}),
+        ),
+        ("empty prompt", json!({"prompt": "", "qa": [ok]})),
+        ("blank prompt", json!({"prompt": " \n ", "qa": [ok]})),
+        ("missing prompt", json!({"qa": [ok]})),
+        (
+            "prompt too long",
+            json!({"prompt": "x".repeat(20_001), "qa": [ok]}),
+        ),
+        (
+            "51 entries",
+            json!({"prompt": "p", "qa": vec![ok.clone(); 51]}),
+        ),
+        (
+            "question too long",
+            json!({"prompt": "p", "qa": [qa(&"q".repeat(501), "An answer long enough to save.")]}),
+        ),
+        (
+            "answer too long",
+            json!({"prompt": "p", "qa": [qa("q?", &"a".repeat(10_001))]}),
+        ),
+        ("missing qa", json!({"prompt": "p"})),
+        ("qa not a list", json!({"prompt": "p", "qa": "answer"})),
+        (
+            "question not a string",
+            json!({"prompt": "p", "qa": [{"question": 7, "answer": "An answer long enough."}]}),
+        ),
+        ("not an object", json!(["p"])),
+    ];
+    for (what, body) in cases {
+        let (status, response) = server.post_json("/v1/answers", &body).await;
+        assert!(status.is_client_error(), "{what}: {status} {response}");
+        assert_error_shape(&response, what);
+    }
+    let (status, response) = server
+        .request(
+            reqwest::Method::POST,
+            "/v1/answers",
+            Some("{\"prompt\": ".into()),
+        )
+        .await;
+    assert!(status.is_client_error(), "broken JSON: {status}");
+    assert_error_shape(&response, "broken JSON");
+    let huge = json!({"prompt": "p", "qa": [qa("q?", &"a".repeat(2 * 1024 * 1024))]});
+    let (status, response) = server.post_json("/v1/answers", &huge).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_error_shape(&response, "body too large");
+    assert!(
+        tree(brain.path()) == before,
+        "a rejected request changed the brain"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn skipped_answers_say_why() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Add a waitlist", "qa": [
+                {"question": "Which marinas?", "answer": "Every marina of the network.", "source": "self-research"},
+                qa("How is the fee computed?", "(self-research) 15 percent, says the fee note."),
+                qa("Is it paid?", "No."),
+                qa("   ", "An answer to no question at all."),
+                qa("Who builds it?", "The booking team, starting in January."),
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["saved"][0]["questions"], json!(["Who builds it?"]));
+    let reasons: Vec<&str> = body["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .map(|s| s["reason"].as_str().expect("a reason"))
+        .collect();
+    assert_eq!(
+        reasons,
+        ["self-research", "self-research", "too-short", "empty"]
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn with_saving_off_everything_is_skipped_as_disabled() {
+    let brain = TestBrain::sample();
+    let mut options = on_day(22);
+    options.knowledge.save = false;
+    let server = TestServer::start_with(&brain, options).await;
+    let before = tree(brain.path());
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Add a waitlist", "qa": [
+                qa("Who builds it?", "The booking team, starting in January."),
+                qa("", ""),
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"saved": [], "skipped": [
+            {"question": "Who builds it?", "reason": "disabled"},
+            {"question": "", "reason": "disabled"}]})
+    );
+    assert!(tree(brain.path()) == before);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn hostile_prompts_land_inside_the_knowledge_folder() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let long = "긴 요청 ".repeat(60);
+    let prompts = [
+        "../../etc/passwd",
+        "..\\..\\Windows\\win.ini",
+        "/etc/shadow",
+        "CON",
+        "nul",
+        "....",
+        "/////",
+        "./../.",
+        "~/.ssh/authorized_keys",
+        "C:\\Users\\me",
+        "🚀🚀 launch 👩‍👩‍👧‍👦 plan",
+        "두뇌를 검색에 쓰는 방법",
+        long.as_str(),
+    ];
+    for prompt in prompts {
+        let (status, body) = server
+            .post_json(
+                "/v1/answers",
+                &json!({"prompt": prompt, "qa": [qa("Where does this go?", "Inside the knowledge folder, always.")]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{prompt:?}: {body}");
+        let path = body["saved"][0]["path"].as_str().expect("saved");
+        let name = path
+            .strip_prefix("Alignment Knowledge/2026-11-22 ")
+            .unwrap_or_else(|| panic!("{prompt:?} went to {path:?}"));
+        assert!(!name.contains('/') && name.ends_with(".md"), "{path:?}");
+        let file = brain.note(path);
+        assert!(file.is_file(), "{path:?} is not on disk");
+        let real = std::fs::canonicalize(&file).expect("the note exists");
+        let folder = std::fs::canonicalize(brain.note(FOLDER)).expect("the folder exists");
+        assert_eq!(real.parent(), Some(folder.as_path()), "{prompt:?}");
+    }
+    let outside: Vec<String> = tree(brain.path())
+        .into_keys()
+        .filter(|p| !p.starts_with("Alignment Knowledge/"))
+        .collect();
+    assert!(outside.is_empty(), "files outside the folder: {outside:?}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_saved_answer_is_searchable_when_the_response_arrives() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    for i in 0..5 {
+        let word = ["quokka", "narwhal", "axolotl", "pangolin", "capybara"][i];
+        let (status, body) = server
+            .post_json(
+                "/v1/answers",
+                &json!({"prompt": "Name the mascots", "qa": [
+                    qa(&format!("Mascot {i}?"), &format!("The {word} is the mascot of pier {i}."))]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // No waiting: the response is sent once the note is indexed.
+        assert_eq!(
+            server.search_paths(word).await,
+            ["Alignment Knowledge/2026-11-22 Name the mascots.md"],
+            "{word}"
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn temporary_files_are_never_indexed_and_the_note_is_indexed_once() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    for i in 0..10 {
+        let (status, _) = server
+            .post_json(
+                "/v1/answers",
+                &json!({"prompt": "Choose the dock lighting", "qa": [
+                    qa(&format!("Lamp {i}?"), &format!("Amber floodlight number {i} on the dock."))]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    // The watcher sees every temporary file and rename; give its debounce
+    // (about 250 ms) time to pass before looking at what it indexed.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let hits = server
+        .search("amber floodlight dock", &[("limit", "100")])
+        .await;
+    let paths = crate::helpers::paths(&hits);
+    assert!(!paths.is_empty());
+    for path in &paths {
+        assert!(
+            !path.split('/').any(|part| part.starts_with('.')),
+            "a hidden file was indexed: {path}"
+        );
+    }
+    let note = "Alignment Knowledge/2026-11-22 Choose the dock lighting.md";
+    assert_eq!(paths.iter().filter(|p| *p == note).count(), 1, "{paths:?}");
+    let status = server.status().await;
+    let notes_on_disk = tree(brain.path())
+        .into_keys()
+        .filter(|p| p.ends_with(".md") && !p.split('/').any(|c| c.starts_with('.')))
+        .count();
+    assert_eq!(status["notes"], json!(notes_on_disk), "{status}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn answers_route_is_in_the_openapi_document() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let (status, doc) = server.get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let op = &doc["paths"]["/v1/answers"]["post"];
+    assert!(
+        op["requestBody"].is_object() && op["responses"]["200"].is_object(),
+        "{op}"
+    );
+    server.stop().await;
+}
+
+/// Runs the built `noggin` binary.
+fn noggin(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_noggin"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run noggin")
+}
+
+#[tokio::test]
+async fn remember_writes_the_same_note_from_the_command_line() {
+    let brain = TestBrain::sample();
+    let dir = brain.path().to_str().expect("UTF-8 temp path");
+    let out = noggin(&[
+        "remember",
+        "--brain",
+        dir,
+        "--today",
+        "2026-11-22",
+        "--prompt",
+        "Add a waitlist",
+        "-q",
+        "Who builds it?",
+        "-a",
+        "The booking team, starting in January.",
+        "-q",
+        "Paid?",
+        "-a",
+        "No.",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("saved 1 answer to Alignment Knowledge/2026-11-22 Add a waitlist.md"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("skipped \"Paid?\": answer too short"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("searchable now"), "{stdout}");
+
+    let out = noggin(&[
+        "remember",
+        "--brain",
+        dir,
+        "--today",
+        "2026-11-22",
+        "--prompt",
+        "Add a waitlist",
+        "-q",
+        "Who builds it?",
+        "-a",
+        "The booking team, starting in January.",
+        "--json",
+    ]);
+    let body: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    assert_eq!(body["skipped"][0]["reason"], "duplicate");
+
+    let out = noggin(&[
+        "remember", "--brain", dir, "--prompt", "p", "-q", "a?", "-a", "x", "-q", "b?",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 questions but 1 answers"));
+}
+
+#[tokio::test]
+async fn remember_while_a_server_runs_leaves_indexing_to_the_server() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let dir = brain.path().to_str().expect("UTF-8 temp path").to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        noggin(&[
+            "remember",
+            "--brain",
+            &dir,
+            "--today",
+            "2026-11-22",
+            "--prompt",
+            "Pick a mascot",
+            "-q",
+            "Which animal?",
+            "-a",
+            "A friendly wombat wearing a life vest.",
+        ])
+    })
+    .await
+    .expect("run noggin");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("a running noggin server holds the index"),
+        "{stdout}"
+    );
+    let s = &server;
+    crate::helpers::wait_until(
+        crate::helpers::CHANGE_DEADLINE,
+        "the server indexes the note",
+        || async move {
+            s.search_paths("wombat").await == ["Alignment Knowledge/2026-11-22 Pick a mascot.md"]
+        },
+    )
+    .await;
+    server.stop().await;
+}
