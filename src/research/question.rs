@@ -301,6 +301,13 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 });
 static PERCENT_ASKED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)percent|퍼센트|비율|%").expect("static regex"));
+/// "How much", a cost, a price: an amount, written in digits.
+static AMOUNT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bhow\s+much\b|\b(cost|costs|price|prices|fee|fees)\b|얼마|いくら|多少钱")
+        .expect("static regex")
+});
+static DIGITS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\p{N}+(?:[.,]\p{N}+)*").expect("static regex"));
 static PERCENT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\d\s*(%|％|percent|per cent|퍼센트)").expect("static regex"));
 /// Tokens that name something specific: with a digit, or code-like
@@ -329,6 +336,7 @@ pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
                 || (cjk && new_match(&CJK_TIME))
         }
         AnswerKind::Number if PERCENT_ASKED.is_match(question) => new_match(&PERCENT),
+        AnswerKind::Number if AMOUNT_ASKED.is_match(question) => new_match(&DIGITS),
         AnswerKind::Number => new_match(&NUMBER),
         // Korean, Japanese and Chinese names carry no capitals to check.
         AnswerKind::Choice => cjk || has_new_name(sentence, question) || new_match(&SPECIFIC),
