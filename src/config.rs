@@ -107,6 +107,37 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub knowledge: KnowledgeArgs,
+
+    #[command(flatten)]
+    pub card: CardArgs,
+}
+
+/// What the web card shows.
+#[derive(Debug, Clone, Args)]
+pub struct CardArgs {
+    /// Self-researched facts the card shows at most.
+    #[arg(long, env = "NOGGIN_CARD_FACTS", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=20), value_name = "N")]
+    pub card_facts: u16,
+
+    /// The card cuts longer answers (on a word, with "…") to this many characters.
+    #[arg(long, env = "NOGGIN_CARD_ANSWER_CHARS", default_value_t = 150, value_parser = clap::value_parser!(u16).range(20..=2000), value_name = "CHARS")]
+    pub card_answer_chars: u16,
+}
+
+/// Validated settings of the web card.
+#[derive(Debug, Clone, Copy)]
+pub struct CardSettings {
+    pub facts: usize,
+    pub answer_chars: usize,
+}
+
+impl From<&CardArgs> for CardSettings {
+    fn from(args: &CardArgs) -> Self {
+        CardSettings {
+            facts: args.card_facts.into(),
+            answer_chars: args.card_answer_chars.into(),
+        }
+    }
 }
 
 /// How self-research gathers evidence and decides.
@@ -239,6 +270,7 @@ pub struct ServerConfig {
     pub poll_interval: Duration,
     pub research: ResearchSettings,
     pub knowledge: knowledge::Settings,
+    pub card: CardSettings,
 }
 
 impl ServeArgs {
@@ -266,6 +298,7 @@ impl ServeArgs {
             poll_interval: Duration::from_millis(self.poll_interval_ms),
             research,
             knowledge,
+            card: CardSettings::from(&self.card),
         })
     }
 }
