@@ -1,4 +1,4 @@
-//! The HTTP server: the JSON API, the OpenAPI document and (later) the card.
+//! The HTTP server: the JSON API, the OpenAPI document and the web card.
 //!
 //! Each resource lives in its own module with a `router()`; [`app`] puts them
 //! together with the body limit, the bearer-token check on `/v1` and request
@@ -6,11 +6,15 @@
 //! pass their own.
 
 mod answers;
+pub mod card;
 pub mod error;
+mod notes;
 mod openapi;
+mod render;
 mod research;
 mod search;
 mod status;
+mod web;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,6 +26,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::Router;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tower_http::trace::TraceLayer;
 
 use crate::brain::watch::{watch_brain, Change, Watcher};
@@ -42,6 +47,9 @@ pub struct AppState {
     pub research_log: ResearchLog,
     /// Writes the user's answers back into the brain.
     pub knowledge: Knowledge,
+    /// Turns true when the server starts shutting down, so that endless
+    /// responses (the card's event stream) end and let it stop.
+    pub closing: Arc<watch::Sender<bool>>,
 }
 
 impl AppState {
@@ -69,6 +77,7 @@ impl AppState {
             started: Instant::now(),
             research_log: ResearchLog::default(),
             knowledge,
+            closing: Arc::new(watch::Sender::new(false)),
         })
     }
 }
@@ -80,10 +89,14 @@ pub fn app(state: AppState) -> Router {
         .merge(search::router())
         .merge(research::router())
         .merge(answers::router())
+        .merge(card::router())
+        .merge(notes::api_router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .merge(status::health_router())
         .merge(openapi::router())
+        .merge(web::router())
+        .merge(notes::page_router())
         .merge(v1)
         .fallback(|| async { ApiError::not_found("no such route") })
         // After every route is in place: it applies to the routes it finds.
@@ -95,6 +108,7 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn(web::security_headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -133,8 +147,12 @@ pub async fn run(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let closing = state.closing.clone();
     axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closing.send_replace(true);
+        })
         .await
 }
 

@@ -118,7 +118,13 @@ pub fn document() -> Value {
                 }
             }},
             "/v1/research": research_path(),
-            "/v1/answers": {"post": answers_operation()}
+            "/v1/answers": {"post": answers_operation()},
+            "/v1/card": card_path(),
+            "/v1/card/events": card_events_path(),
+            "/v1/notes/{path}": note_path(),
+            "/notes/{path}": note_page_path(),
+            "/": {"get": {"summary": "The web card (HTML)", "security": [],
+                "responses": {"200": {"description": "the card's page; its data comes from /v1/card"}}}}
         }
     })
 }
@@ -165,6 +171,117 @@ fn research_path() -> Value {
             "400": error_response("no questions, too many, too long, control characters"),
             "401": error_response("missing or wrong token"),
             "413": error_response("body over the limit")
+        }
+    }})
+}
+
+fn session_parameter() -> Value {
+    json!({"name": "session", "in": "query", "schema": {"type": "string", "maxLength": 200},
+        "description": "the session whose latest research to show; without it, the latest of any"})
+}
+
+fn source_schema() -> Value {
+    json!({"type": "object", "required": ["path", "title", "heading", "link"], "properties": {
+        "path": {"type": "string"}, "title": {"type": "string"}, "heading": {"type": "string"},
+        "link": {"type": ["string", "null"], "description": "the rendered note, `/notes/<path>`; null for text sent with the request"}}})
+}
+
+/// `GET /v1/card`: what the web card shows.
+fn card_path() -> Value {
+    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "facts", "more_facts", "open"],
+        "properties": {
+            "research_id": {"type": "string"},
+            "session": {"type": ["string", "null"]},
+            "at": {"type": "string", "format": "date-time"},
+            "seq": {"type": "integer", "description": "grows with every research"},
+            "prompt": {"type": "string", "description": "cut to 160 characters"},
+            "took_ms": {"type": "integer"},
+            "facts": {"type": "array", "description": "at most --card-facts (3)", "items": {
+                "type": "object", "required": ["question", "answer", "cut", "text", "confidence", "source", "sources"],
+                "properties": {
+                    "question": {"type": "string"},
+                    "answer": {"type": "string", "description": "at most --card-answer-chars (150) characters, cut on a word with \"…\""},
+                    "cut": {"type": "boolean"},
+                    "text": {"type": "string", "description": "the marker, then the answer"},
+                    "confidence": {"type": "number"},
+                    "source": {"type": "string", "const": "self-research"},
+                    "sources": {"type": "array", "items": source_schema()}}}},
+            "more_facts": {"type": "integer", "description": "answered questions not shown"},
+            "open": {"type": "array", "description": "questions left for the user", "items": {
+                "type": "object", "required": ["question", "sources"],
+                "properties": {"question": {"type": "string"}, "sources": {"type": "array", "items": source_schema()}}}}}});
+    json!({"get": {
+        "summary": "The latest research of a session (or of all), cut to fit the web card",
+        "description": "When a token is configured, the response also sets an HttpOnly, SameSite=Strict cookie scoped to /notes that lets the browser open rendered notes (links cannot send a bearer header).",
+        "parameters": [session_parameter()],
+        "responses": {
+            "200": {"description": "the card; `research` is null until a research arrives", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["session", "sessions", "marker", "max_facts", "answer_chars", "research"],
+                "properties": {
+                    "session": {"type": ["string", "null"]},
+                    "sessions": {"type": "array", "items": {"type": "string"}, "description": "most recently researched first"},
+                    "marker": {"type": "string"},
+                    "max_facts": {"type": "integer"},
+                    "answer_chars": {"type": "integer"},
+                    "research": research}}}}},
+            "400": error_response("a session longer than 200 characters"),
+            "401": error_response("missing or wrong token")
+        }
+    }})
+}
+
+/// `GET /v1/card/events`: the card as server-sent events.
+fn card_events_path() -> Value {
+    json!({"get": {
+        "summary": "The card as server-sent events: once at once, then after every research",
+        "parameters": [session_parameter()],
+        "responses": {
+            "200": {"description": "`event: card` with the JSON of GET /v1/card as data; a comment every 15 s keeps the stream open",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            "401": error_response("missing or wrong token")
+        }
+    }})
+}
+
+fn path_parameter() -> Value {
+    json!({"name": "path", "in": "path", "required": true, "schema": {"type": "string"},
+        "description": "the note's path relative to the brain, each segment percent-encoded"})
+}
+
+/// `GET /v1/notes/{path}`: one note's source and metadata.
+fn note_path() -> Value {
+    json!({"get": {
+        "summary": "One note: its markdown source and metadata",
+        "parameters": [path_parameter()],
+        "responses": {
+            "200": {"description": "the note", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["path", "title", "tags", "aliases", "modified", "size", "link", "source"],
+                "properties": {
+                    "path": {"type": "string"}, "title": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "aliases": {"type": "array", "items": {"type": "string"}},
+                    "created": {"type": "string", "format": "date"},
+                    "modified": {"type": "string", "format": "date-time"},
+                    "size": {"type": "integer"},
+                    "link": {"type": "string", "description": "the rendered note"},
+                    "source": {"type": "string", "description": "markdown, frontmatter included"}}}}}},
+            "401": error_response("missing or wrong token"),
+            "404": error_response("no such note in the brain (also for paths outside it)")
+        }
+    }})
+}
+
+/// `GET /notes/{path}`: one note rendered for the card's links.
+fn note_page_path() -> Value {
+    json!({"get": {
+        "summary": "One note rendered to HTML (raw HTML in the note shown as text)",
+        "description": "With a token configured, needs the bearer header or the cookie that GET /v1/card sets.",
+        "security": [{"bearer": []}, {}],
+        "parameters": [path_parameter()],
+        "responses": {
+            "200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}},
+            "401": {"description": "token needed (an HTML page)"},
+            "404": {"description": "no such note in the brain (an HTML page)"}
         }
     }})
 }

@@ -1,0 +1,357 @@
+//! What the web card shows: `GET /v1/card` (the latest research of a session,
+//! or of all, cut to what fits on a card) and `GET /v1/card/events` (the same,
+//! as server-sent events, once now and again after every research).
+//!
+//! When a token is configured the card sends it as a bearer header, like any
+//! client. Links to rendered notes cannot carry a header, so `/v1/card` also
+//! hands the browser an HttpOnly, SameSite=Strict cookie scoped to `/notes`.
+//! It holds a random pass made when noggin starts, never the token itself:
+//! it opens rendered notes and nothing else.
+
+use std::convert::Infallible;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use tokio_stream::wrappers::WatchStream;
+
+use super::error::{ApiError, AppQuery};
+use super::render::note_link;
+use super::{constant_time_eq, AppState};
+use crate::research::context::{word_cut, CUT_MARKER, REQUEST_CONTEXT_PATH};
+use crate::research::log::ResearchRecord;
+use crate::research::{Evidence, MAX_SESSION_CHARS};
+
+/// The prompt shown above the facts is cut to this many characters.
+const PROMPT_CHARS: usize = 160;
+/// Sources listed per fact or open question.
+const SOURCES_PER_QUESTION: usize = 3;
+/// How often an idle event stream sends a comment, so proxies and browsers
+/// keep it open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v1/card", get(card))
+        .route("/v1/card/events", get(card_events))
+}
+
+#[derive(Deserialize)]
+struct CardParams {
+    session: Option<String>,
+}
+
+impl CardParams {
+    /// The session asked for; an empty one means "any".
+    fn session(self) -> Result<Option<String>, ApiError> {
+        match self.session.filter(|s| !s.is_empty()) {
+            Some(s) if s.chars().count() > MAX_SESSION_CHARS => Err(ApiError::bad_request(
+                "invalid-session",
+                format!("session must be at most {MAX_SESSION_CHARS} characters"),
+            )),
+            session => Ok(session),
+        }
+    }
+}
+
+/// `GET /v1/card` response.
+#[derive(Debug, Serialize)]
+pub struct Card {
+    /// The session asked for, or `None` for the latest research of any.
+    pub session: Option<String>,
+    /// Sessions with a research, most recently researched first.
+    pub sessions: Vec<String>,
+    /// Shown before every self-researched answer where it appears as text.
+    pub marker: String,
+    /// Most facts a card shows.
+    pub max_facts: usize,
+    /// Longest answer a card shows, in characters.
+    pub answer_chars: usize,
+    /// `None` until a research arrives.
+    pub research: Option<CardResearch>,
+}
+
+/// The research a card shows.
+#[derive(Debug, Serialize)]
+pub struct CardResearch {
+    pub research_id: String,
+    pub session: Option<String>,
+    /// RFC 3339.
+    pub at: String,
+    /// Grows with every research noggin records.
+    pub seq: u64,
+    /// The request the questions were about, cut to fit.
+    pub prompt: String,
+    pub took_ms: u64,
+    /// Self-researched facts, in the order they were asked.
+    pub facts: Vec<Fact>,
+    /// Facts answered beyond those shown.
+    pub more_facts: usize,
+    /// Questions left for the user.
+    pub open: Vec<OpenQuestion>,
+}
+
+/// One self-researched answer on the card.
+#[derive(Debug, Serialize)]
+pub struct Fact {
+    pub question: String,
+    /// The answer, cut on a word with "…" when it is longer than the card allows.
+    pub answer: String,
+    /// True when `answer` was cut.
+    pub cut: bool,
+    /// The answer as text: the marker, then the answer.
+    pub text: String,
+    pub confidence: f32,
+    pub source: &'static str,
+    pub sources: Vec<Source>,
+}
+
+/// A note an answer rests on, or that came closest for an open question.
+#[derive(Debug, Serialize)]
+pub struct Source {
+    pub path: String,
+    pub title: String,
+    pub heading: String,
+    /// The rendered note; `None` for text that came with the request.
+    pub link: Option<String>,
+}
+
+/// A question the notes did not answer.
+#[derive(Debug, Serialize)]
+pub struct OpenQuestion {
+    pub question: String,
+    /// The notes that came closest, if any.
+    pub sources: Vec<Source>,
+}
+
+async fn card(
+    State(state): State<AppState>,
+    AppQuery(params): AppQuery<CardParams>,
+) -> Result<Response, ApiError> {
+    let session = params.session()?;
+    let mut response = Json(build_card(&state, session)).into_response();
+    if state.config.token.is_some() {
+        if let Some(cookie) = notes_cookie() {
+            response.headers_mut().insert(header::SET_COOKIE, cookie);
+        }
+    }
+    Ok(response)
+}
+
+async fn card_events(
+    State(state): State<AppState>,
+    AppQuery(params): AppQuery<CardParams>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let session = params.session()?;
+    let mut closing = state.closing.subscribe();
+    // The watch stream yields the current value first: the card at once.
+    let changes = WatchStream::new(state.research_log.subscribe());
+    let events = changes
+        .map(move |_| {
+            let card = build_card(&state, session.clone());
+            // A struct of strings and numbers always serializes.
+            let json = serde_json::to_string(&card).unwrap_or_default();
+            Ok(Event::default().event("card").data(json))
+        })
+        // An endless response would hold up a graceful shutdown.
+        .take_until(async move {
+            let _ = closing.wait_for(|&c| c).await;
+        });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+/// The card for `session` (or the latest research of any) as it is now.
+pub fn build_card(state: &AppState, session: Option<String>) -> Card {
+    let settings = state.config.card;
+    let marker = state.config.knowledge.marker.clone();
+    let research = state
+        .research_log
+        .latest(session.as_deref())
+        .map(|record| card_research(&record, &marker, settings));
+    Card {
+        session,
+        sessions: state.research_log.sessions(),
+        marker,
+        max_facts: settings.facts,
+        answer_chars: settings.answer_chars,
+        research,
+    }
+}
+
+fn card_research(
+    record: &ResearchRecord,
+    marker: &str,
+    settings: crate::config::CardSettings,
+) -> CardResearch {
+    let response = &record.response;
+    let facts: Vec<Fact> = response
+        .answered
+        .iter()
+        .take(settings.facts)
+        .map(|answered| {
+            let (answer, cut) = cut_on_word(&answered.answer, settings.answer_chars);
+            Fact {
+                question: answered.question.clone(),
+                text: format!("{marker}{answer}"),
+                answer,
+                cut,
+                confidence: answered.confidence,
+                source: answered.source,
+                sources: sources(&answered.evidence),
+            }
+        })
+        .collect();
+    CardResearch {
+        research_id: response.research_id.clone(),
+        session: record.session.clone(),
+        at: record.at.clone(),
+        seq: record.seq,
+        prompt: cut_on_word(&record.prompt, PROMPT_CHARS).0,
+        took_ms: response.took_ms,
+        more_facts: response.answered.len().saturating_sub(facts.len()),
+        facts,
+        open: response
+            .unanswered
+            .iter()
+            .map(|open| OpenQuestion {
+                question: open.question.clone(),
+                sources: sources(&open.evidence),
+            })
+            .collect(),
+    }
+}
+
+/// The distinct notes of some evidence, best first.
+fn sources(evidence: &[Evidence]) -> Vec<Source> {
+    let mut sources: Vec<Source> = Vec::new();
+    for e in evidence {
+        if sources.len() == SOURCES_PER_QUESTION {
+            break;
+        }
+        if sources.iter().any(|s| s.path == e.path) {
+            continue;
+        }
+        sources.push(Source {
+            link: (e.path != REQUEST_CONTEXT_PATH).then(|| note_link(&e.path)),
+            path: e.path.clone(),
+            title: e.title.clone(),
+            heading: e.heading.clone(),
+        });
+    }
+    sources
+}
+
+/// `text` in at most `max_chars` characters, "…" included, cut at a word
+/// when one is near the end; and whether it was cut.
+pub fn cut_on_word(text: &str, max_chars: usize) -> (String, bool) {
+    let text = text.trim();
+    if text.chars().count() <= max_chars {
+        return (text.to_string(), false);
+    }
+    let room = max_chars.saturating_sub(CUT_MARKER.chars().count());
+    let end = word_cut(text, room);
+    let kept = text[..end].trim_end_matches(|c: char| c.is_whitespace() || ",;:–—-".contains(c));
+    (format!("{kept}{CUT_MARKER}"), true)
+}
+
+/// The pass that lets this browser open rendered notes, made once per
+/// process; `None` when no randomness is available (then notes need the
+/// bearer header, which a link cannot send).
+fn notes_pass() -> Option<&'static str> {
+    static PASS: OnceLock<Option<String>> = OnceLock::new();
+    PASS.get_or_init(|| {
+        use std::io::Read;
+        let mut bytes = [0u8; 32];
+        let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+        match read {
+            Ok(()) => Some(bytes.iter().map(|b| format!("{b:02x}")).collect()),
+            Err(error) => {
+                tracing::warn!(%error, "no randomness for the card's note pass; note links will need the token");
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+/// The cookie's name carries part of the pass, so that two noggins on one
+/// host (cookies ignore ports) do not overwrite each other's.
+fn notes_cookie_name(pass: &str) -> String {
+    format!("noggin_notes_{}", &pass[..8])
+}
+
+fn notes_cookie() -> Option<HeaderValue> {
+    let pass = notes_pass()?;
+    let cookie = format!(
+        "{}={pass}; Path=/notes; HttpOnly; SameSite=Strict",
+        notes_cookie_name(pass)
+    );
+    HeaderValue::from_str(&cookie).ok()
+}
+
+/// True when a request may see rendered notes: no token is configured, or
+/// it carries the bearer token, or the cookie `/v1/card` handed out.
+pub fn authorized_for_pages(state: &AppState, headers: &HeaderMap) -> bool {
+    let Some(token) = state.config.token.as_deref() else {
+        return true;
+    };
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if bearer.is_some_and(|b| constant_time_eq(b.as_bytes(), token.as_bytes())) {
+        return true;
+    }
+    let Some(pass) = notes_pass() else {
+        return false;
+    };
+    let name = notes_cookie_name(pass);
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .any(|(n, value)| n == name && constant_time_eq(value.as_bytes(), pass.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_cut_on_a_word_with_an_ellipsis() {
+        let cases: &[(&str, usize, &str, bool)] = &[
+            ("short answer", 150, "short answer", false),
+            ("  padded  ", 150, "padded", false),
+            ("one two three four", 12, "one two…", true),
+            ("one two, three four", 12, "one two…", true),
+            ("abcdefghijklmnop", 10, "abcdefghi…", true),
+            (
+                "배포는 화요일과 목요일 오후 두 시 이후에 합니다",
+                12,
+                "배포는 화요일과…",
+                true,
+            ),
+        ];
+        for &(text, max, expected, cut) in cases {
+            let (got, was_cut) = cut_on_word(text, max);
+            assert_eq!(
+                (got.as_str(), was_cut),
+                (expected, cut),
+                "{text:?} to {max}"
+            );
+            assert!(got.chars().count() <= max);
+        }
+        let long = "word ".repeat(100);
+        let (got, _) = cut_on_word(&long, 150);
+        assert!(got.chars().count() <= 150 && got.ends_with('…'), "{got}");
+    }
+}

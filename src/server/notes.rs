@@ -1,0 +1,325 @@
+//! One note of the brain: `GET /v1/notes/{path}` (its markdown source and
+//! metadata, as JSON) and `GET /notes/{path}` (rendered to an HTML page, the
+//! target of the card's source links).
+//!
+//! A path is served only when it names a note noggin would index: relative,
+//! without `..` or hidden parts, with a note extension, and (after following
+//! symlinks) inside the brain. Everything else is a plain 404, so a caller
+//! cannot tell a file outside the brain from one that does not exist.
+
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+
+use super::error::ApiError;
+use super::render::{note_link, render_body, LinkResolver};
+use super::AppState;
+use crate::brain::parse::{parse_note, split_frontmatter};
+use crate::brain::scan::{read_note_text, scan_brain, stat_note};
+use crate::brain::NoteFile;
+use crate::index::search::{escape_html, rfc3339};
+use crate::index::{Index, SearchFilter};
+
+/// `GET /v1/notes/{path}`, behind the API's token check.
+pub fn api_router() -> Router<AppState> {
+    Router::new().route("/v1/notes/{*path}", get(note_json))
+}
+
+/// `GET /notes/{path}`: the page checks the token itself (see
+/// [`super::card::authorized_for_pages`]) because a link cannot send a header.
+pub fn page_router() -> Router<AppState> {
+    Router::new().route("/notes/{*path}", get(note_page))
+}
+
+/// A note read from disk.
+struct LoadedNote {
+    file: NoteFile,
+    source: String,
+}
+
+/// Reads the note at `rel_path` if it is one the brain serves; `None` for
+/// anything else (outside, hidden, not a note, too large, unreadable).
+fn load(index: &Index, max_note_bytes: u64, rel_path: &str) -> Option<LoadedNote> {
+    if rel_path.contains('\0') || rel_path.starts_with('/') {
+        return None;
+    }
+    let file = match stat_note(index.brain(), rel_path, max_note_bytes) {
+        Ok(Some(file)) => file,
+        Ok(None) => return None,
+        Err(error) => {
+            tracing::debug!(%error, "not serving a note");
+            return None;
+        }
+    };
+    match read_note_text(&file) {
+        Ok(source) => Some(LoadedNote { file, source }),
+        Err(error) => {
+            tracing::warn!(%error, "cannot read a note for the card");
+            None
+        }
+    }
+}
+
+/// Loads a note off the async runtime.
+async fn load_blocking(state: &AppState, rel_path: String) -> Option<LoadedNote> {
+    let index = state.index.clone();
+    let max = state.config.brain.max_note_bytes;
+    tokio::task::spawn_blocking(move || load(&index, max, &rel_path))
+        .await
+        .ok()
+        .flatten()
+}
+
+#[derive(Serialize)]
+struct NoteResponse {
+    path: String,
+    title: String,
+    tags: Vec<String>,
+    aliases: Vec<String>,
+    /// The note's own date (`YYYY-MM-DD`), from frontmatter or file name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created: Option<String>,
+    /// RFC 3339.
+    modified: String,
+    size: u64,
+    /// The rendered page of the note.
+    link: String,
+    /// The markdown source, frontmatter included.
+    source: String,
+}
+
+async fn note_json(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<NoteResponse>, ApiError> {
+    let not_found = || ApiError::not_found("no such note in the brain");
+    let Path(rel_path) = path.map_err(|_| not_found())?;
+    let note = load_blocking(&state, rel_path)
+        .await
+        .ok_or_else(not_found)?;
+    let parsed = parse_note(&note.file.rel_path, &note.source);
+    Ok(Json(NoteResponse {
+        link: note_link(&note.file.rel_path),
+        path: note.file.rel_path,
+        title: parsed.title,
+        tags: parsed.tags,
+        aliases: parsed.aliases,
+        created: parsed.created.map(|d| d.to_string()),
+        modified: rfc3339(note.file.mtime_ns / 1_000_000_000),
+        size: note.file.size,
+        source: note.source,
+    }))
+}
+
+async fn note_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    path: Result<Path<String>, PathRejection>,
+) -> Response {
+    if !super::card::authorized_for_pages(&state, &headers) {
+        return page_response(
+            StatusCode::UNAUTHORIZED,
+            "Token needed",
+            &message_html(
+                "This noggin needs its token",
+                "Open the card with its token first (http://HOST:PORT/#token=…); \
+                 it lets this browser tab open the notes it links to.",
+            ),
+        );
+    }
+    let not_found = || {
+        page_response(
+            StatusCode::NOT_FOUND,
+            "Note not found",
+            &message_html(
+                "Note not found",
+                "There is no note at this address in the brain. It may have been \
+                 renamed or deleted since the card linked to it.",
+            ),
+        )
+    };
+    let Ok(Path(rel_path)) = path else {
+        return not_found();
+    };
+    let index = state.index.clone();
+    let max = state.config.brain.max_note_bytes;
+    let rendered = tokio::task::spawn_blocking(move || {
+        let note = load(&index, max, &rel_path)?;
+        Some(render_page(&index, max, &note))
+    })
+    .await
+    .ok()
+    .flatten();
+    match rendered {
+        Some((title, html)) => page_response(StatusCode::OK, &title, &html),
+        None => not_found(),
+    }
+}
+
+/// The note's `<article>`: path, title, tags, date and body.
+fn render_page(index: &Index, max_note_bytes: u64, note: &LoadedNote) -> (String, String) {
+    let path = &note.file.rel_path;
+    let parsed = parse_note(path, &note.source);
+    let source = note.source.strip_prefix('\u{feff}').unwrap_or(&note.source);
+    let (_, body) = split_frontmatter(source);
+    let links = BrainLinks {
+        index,
+        max_note_bytes,
+        from: path,
+        notes: OnceCell::new(),
+    };
+    let body_html = render_body(body, path, &parsed.title, &links);
+
+    let mut html = String::with_capacity(body_html.len() + 1024);
+    html.push_str("<article class=\"note\">\n<header class=\"note-header\">\n");
+    html.push_str(&format!(
+        "<p class=\"note-path\">{}</p>\n<h1>{}</h1>\n<p class=\"note-meta\">",
+        escape_html(path),
+        escape_html(&parsed.title)
+    ));
+    let modified = rfc3339(note.file.mtime_ns / 1_000_000_000);
+    html.push_str(&format!(
+        "<span>Modified <time datetime=\"{}\">{}</time></span>",
+        escape_html(&modified),
+        escape_html(modified.get(..10).unwrap_or(&modified))
+    ));
+    if let Some(created) = parsed.created {
+        html.push_str(&format!(
+            "<span>Created <time datetime=\"{created}\">{created}</time></span>"
+        ));
+    }
+    html.push_str("</p>\n");
+    if !parsed.tags.is_empty() {
+        html.push_str("<ul class=\"tags\" aria-label=\"Tags\">");
+        for tag in &parsed.tags {
+            html.push_str(&format!("<li class=\"tag\">#{}</li>", escape_html(tag)));
+        }
+        html.push_str("</ul>\n");
+    }
+    html.push_str("</header>\n<div class=\"note-body\">\n");
+    html.push_str(&body_html);
+    html.push_str("</div>\n</article>\n");
+    (parsed.title, html)
+}
+
+/// Resolves a note's links against the brain on disk and, for titles, the
+/// index. The brain is listed only when a note has a wikilink to resolve.
+struct BrainLinks<'a> {
+    index: &'a Index,
+    max_note_bytes: u64,
+    /// The note being rendered: of two notes with the same name, the one
+    /// beside it wins.
+    from: &'a str,
+    notes: OnceCell<NoteNames>,
+}
+
+#[derive(Default)]
+struct NoteNames {
+    paths: HashSet<String>,
+    /// Lower-cased path without extension → path.
+    by_path: HashMap<String, String>,
+    /// Lower-cased file name without extension → paths.
+    by_name: HashMap<String, Vec<String>>,
+}
+
+fn without_extension(path: &str) -> &str {
+    path.strip_suffix(".md")
+        .or_else(|| path.strip_suffix(".markdown"))
+        .unwrap_or(path)
+}
+
+impl BrainLinks<'_> {
+    fn names(&self) -> &NoteNames {
+        self.notes.get_or_init(|| {
+            let mut names = NoteNames::default();
+            let Ok((files, _)) = scan_brain(self.index.brain(), self.max_note_bytes) else {
+                return names;
+            };
+            for file in files {
+                let path = file.rel_path;
+                let bare = without_extension(&path).to_lowercase();
+                let name = bare.rsplit('/').next().unwrap_or(&bare).to_string();
+                names.by_name.entry(name).or_default().push(path.clone());
+                names.by_path.insert(bare, path.clone());
+                names.paths.insert(path);
+            }
+            names
+        })
+    }
+}
+
+impl LinkResolver for BrainLinks<'_> {
+    fn wikilink(&self, target: &str) -> Option<String> {
+        let wanted = without_extension(target.trim().trim_start_matches('/')).to_lowercase();
+        let names = self.names();
+        if let Some(path) = names.by_path.get(&wanted) {
+            return Some(path.clone());
+        }
+        if let Some(paths) = names.by_name.get(&wanted) {
+            let folder = self.from.rsplit_once('/').map_or("", |(f, _)| f);
+            let best = paths
+                .iter()
+                .min_by_key(|p| (!p.starts_with(folder), p.len(), p.as_str()));
+            return best.cloned();
+        }
+        // Last, a note whose title (not file name) is the target.
+        let hits = self
+            .index
+            .search(target, &SearchFilter::default(), 5)
+            .ok()?;
+        hits.into_iter()
+            .find(|hit| hit.title.to_lowercase() == target.trim().to_lowercase())
+            .map(|hit| hit.path)
+    }
+
+    fn is_note(&self, rel_path: &str) -> bool {
+        self.names().paths.contains(rel_path)
+    }
+}
+
+/// A short message for the 401 and 404 pages.
+fn message_html(heading: &str, text: &str) -> String {
+    format!(
+        "<section class=\"message\">\n<h1>{}</h1>\n<p>{}</p>\n<p><a href=\"/\">Back to the card</a></p>\n</section>\n",
+        escape_html(heading),
+        escape_html(text)
+    )
+}
+
+/// A full page around `main_html` (already escaped), styled like the card.
+fn page_response(status: StatusCode, title: &str, main_html: &str) -> Response {
+    let page = format!(
+        r##"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{title} · noggin</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/card.css">
+</head>
+<body class="page-note">
+<a class="skip-link" href="#main">Skip to the note</a>
+<header class="topbar">
+<div class="wrap topbar-inner">
+<a class="brand" href="/"><img src="/favicon.svg" alt="" width="28" height="28"><span>noggin</span></a>
+<a class="back-link" href="/">Back to the card</a>
+</div>
+</header>
+<main id="main" class="wrap">
+{main_html}</main>
+</body>
+</html>
+"##,
+        title = escape_html(title),
+    );
+    (status, Html(page)).into_response()
+}

@@ -1,0 +1,396 @@
+// The noggin card: shows the latest self-research, follows new research as it
+// arrives, and searches the brain.
+//
+// Everything from the server is put into the page as text (textContent,
+// createElement); nothing from a note is ever parsed as HTML. Search snippets
+// come escaped with <mark> around matches: they are split on the marks and
+// their entities decoded into text nodes.
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'noggin.token';
+  const $ = (id) => document.getElementById(id);
+
+  // --- the token -----------------------------------------------------------
+  // A noggin started with --token needs it on every /v1 request. The card
+  // takes it from the address fragment (#token=…, which browsers never send
+  // to a server), keeps it for this tab only and removes it from the address.
+  let memoryToken = null;
+
+  function storeToken(token) {
+    memoryToken = token;
+    try { sessionStorage.setItem(TOKEN_KEY, token); } catch (_) { /* memory only */ }
+  }
+
+  function loadToken() {
+    const fragment = new URLSearchParams(location.hash.slice(1));
+    const given = fragment.get('token');
+    if (given) {
+      storeToken(given);
+      history.replaceState(null, '', location.pathname + location.search);
+    }
+    if (memoryToken) return memoryToken;
+    try { memoryToken = sessionStorage.getItem(TOKEN_KEY); } catch (_) { /* none */ }
+    return memoryToken;
+  }
+
+  function headers(extra) {
+    const h = Object.assign({}, extra);
+    const token = loadToken();
+    if (token) h.Authorization = 'Bearer ' + token;
+    return h;
+  }
+
+  class Unauthorized extends Error {}
+
+  async function getJson(path, signal) {
+    const response = await fetch(path, { headers: headers({ Accept: 'application/json' }), cache: 'no-store', signal });
+    if (response.status === 401) throw new Unauthorized();
+    const body = await response.json().catch(() => null);
+    if (!response.ok) {
+      const message = body && body.error ? body.error.message : 'HTTP ' + response.status;
+      throw new Error(message);
+    }
+    return body;
+  }
+
+  // --- building the page ---------------------------------------------------
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === 'class') node.className = value;
+      else if (key === 'text') node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children.flat()) {
+      if (child !== null && child !== undefined && child !== false) node.append(child);
+    }
+    return node;
+  }
+
+  // Only links to noggin's own rendered notes are made from server data.
+  function noteHref(link) {
+    return typeof link === 'string' && link.startsWith('/notes/') ? link : null;
+  }
+
+  function noteLinkFor(path) {
+    return '/notes/' + path.split('/').map(encodeURIComponent).join('/');
+  }
+
+  const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };
+
+  function decodeEntities(text) {
+    return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, name) => ENTITIES[name]);
+  }
+
+  // A search snippet (escaped HTML whose only tags are <mark>) as nodes.
+  function snippetNodes(snippet) {
+    const nodes = [];
+    let marked = false;
+    for (const part of String(snippet).split(/(<mark>|<\/mark>)/)) {
+      if (part === '<mark>') { marked = true; continue; }
+      if (part === '</mark>') { marked = false; continue; }
+      if (!part) continue;
+      const text = decodeEntities(part);
+      nodes.push(marked ? el('mark', { text }) : document.createTextNode(text));
+    }
+    return nodes;
+  }
+
+  function relativeTime(iso) {
+    const then = Date.parse(iso);
+    if (Number.isNaN(then)) return '';
+    const seconds = Math.round((Date.now() - then) / 1000);
+    if (seconds < 45) return 'just now';
+    const minutes = Math.round(seconds / 60);
+    if (minutes < 60) return minutes + ' min ago';
+    const hours = Math.round(minutes / 60);
+    if (hours < 24) return hours + ' h ago';
+    return new Date(then).toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+  }
+
+  function timeEl(iso) {
+    const node = el('time', { datetime: iso, 'data-relative': '', text: relativeTime(iso) });
+    node.title = new Date(Date.parse(iso)).toLocaleString();
+    return node;
+  }
+
+  function refreshTimes() {
+    for (const node of document.querySelectorAll('time[data-relative]')) {
+      node.textContent = relativeTime(node.getAttribute('datetime'));
+    }
+  }
+
+  // The last part of a heading path ("Setup › Database" → "Database").
+  function lastHeading(heading) {
+    const parts = String(heading || '').split(' › ');
+    return parts[parts.length - 1];
+  }
+
+  function sourceList(sources, label) {
+    const items = (sources || []).map((source) => {
+      const href = noteHref(source.link);
+      const name = source.title || source.path;
+      const link = href ? el('a', { href, text: name, title: source.path }) : el('span', { text: name });
+      const heading = lastHeading(source.heading);
+      return el('li', null, link, heading && heading !== name ? el('span', { class: 'heading', text: ' › ' + heading }) : null);
+    });
+    if (!items.length) return null;
+    return el('div', { class: 'sources' }, el('span', { class: 'sources-label', text: label }), el('ul', null, items));
+  }
+
+  function renderFact(fact, marker) {
+    const confidence = Math.round((Number(fact.confidence) || 0) * 100);
+    return el('li', { class: 'fact' },
+      el('div', { class: 'fact-head' },
+        el('p', { class: 'question', text: fact.question }),
+        el('span', { class: 'confidence', title: 'How sure noggin is that the note states this', text: 'confidence ' + confidence + '%' })),
+      el('p', { class: 'answer' },
+        el('span', { class: 'marker', text: marker.trim() }), ' ',
+        el('span', { class: 'answer-text', text: fact.answer })),
+      sourceList(fact.sources, 'From'));
+  }
+
+  function renderResearch(card) {
+    const research = card.research;
+    const facts = el('section', { class: 'panel facts', 'aria-labelledby': 'facts-heading' },
+      el('div', { class: 'panel-head' },
+        el('h2', { id: 'facts-heading', text: 'Found in your notes' }),
+        el('span', { class: 'count', text: String(research.facts.length + research.more_facts) })),
+      el('p', { class: 'context' },
+        research.prompt ? el('span', { class: 'prompt', text: '“' + research.prompt + '”' }) : null,
+        el('span', { class: 'when' }, 'Researched ', timeEl(research.at), ' in ' + research.took_ms + ' ms')));
+    if (research.facts.length) {
+      facts.append(el('ol', { class: 'fact-list' }, research.facts.map((f) => renderFact(f, card.marker))));
+      if (research.more_facts > 0) {
+        facts.append(el('p', { class: 'more muted', text: '+' + research.more_facts + ' more answered by noggin' }));
+      }
+    } else {
+      facts.append(el('p', { class: 'none', text: 'None of these questions is answered in your notes yet.' }));
+    }
+
+    const open = el('section', { class: 'panel open', 'aria-labelledby': 'open-heading' },
+      el('div', { class: 'panel-head' },
+        el('h2', { id: 'open-heading', text: 'Still open for you' }),
+        el('span', { class: 'count', text: String(research.open.length) })));
+    if (research.open.length) {
+      open.append(el('ul', { class: 'open-list' }, research.open.map((q) =>
+        el('li', null,
+          el('p', { class: 'question', text: q.question }),
+          sourceList(q.sources.slice(0, 1), 'Closest note')))));
+    } else {
+      open.append(el('p', { class: 'none', text: 'Nothing left to ask: your notes answered every question.' }));
+    }
+    return [facts, open];
+  }
+
+  function renderEmpty() {
+    const auth = loadToken() ? "  -H 'Authorization: Bearer YOUR_TOKEN' \\\n" : '';
+    const command = 'curl -s ' + location.origin + '/v1/research \\\n' +
+      "  -H 'Content-Type: application/json' \\\n" + auth +
+      '  -d \'{"prompt": "Ship the new booking page",\n' +
+      '       "questions": ["When do we deploy?", "Which database do we use?"]}\'';
+    return [el('section', { class: 'panel empty', 'aria-labelledby': 'empty-heading' },
+      el('h2', { id: 'empty-heading', text: 'Nothing researched yet' }),
+      el('p', { text: 'When your assistant is unsure about a request, it sends its open questions to noggin. ' +
+        'What your notes already answer shows up here with the note it came from; the rest stays open for you.' }),
+      el('p', { text: 'Try it from a terminal:' }),
+      el('pre', { class: 'command' }, el('code', { text: command })),
+      el('p', { class: 'muted', text: 'This card updates by itself when the research arrives.' }))];
+  }
+
+  // --- the card and its session --------------------------------------------
+  let session = new URLSearchParams(location.search).get('session') || '';
+  let shownKey = null;
+
+  function cardUrl(path) {
+    return session ? path + '?session=' + encodeURIComponent(session) : path;
+  }
+
+  function renderSessions(card) {
+    const select = $('session');
+    const sessions = card.sessions || [];
+    const wanted = ['', ...sessions];
+    if (session && !sessions.includes(session)) wanted.push(session);
+    const current = [...select.options].map((o) => o.value);
+    if (current.join('\n') !== wanted.join('\n')) {
+      select.replaceChildren(...wanted.map((value) =>
+        el('option', { value, text: value || 'Latest of all sessions' })));
+    }
+    select.value = session;
+    $('session-bar').hidden = !(sessions.length > 1 || session);
+  }
+
+  function renderCard(card) {
+    renderSessions(card);
+    const research = card.research;
+    const key = JSON.stringify([card.session, research ? research.research_id : null]);
+    const container = $('research');
+    if (key !== shownKey) {
+      shownKey = key;
+      container.replaceChildren(...(research ? renderResearch(card) : renderEmpty()));
+    }
+    container.setAttribute('aria-busy', 'false');
+  }
+
+  // --- brain status --------------------------------------------------------
+  const WATCHER = { watching: 'following edits', polling: 'checking for edits', off: 'not following edits' };
+
+  async function refreshStatus() {
+    const box = $('brain-status');
+    try {
+      const status = await getJson('/v1/status');
+      const parts = [status.notes + (status.notes === 1 ? ' note' : ' notes')];
+      if (status.indexing) parts.push('indexing…');
+      else if (status.last_commit) parts.push('indexed ' + relativeTime(status.last_commit));
+      parts.push(WATCHER[status.watcher.state] || status.watcher.state);
+      $('status-text').textContent = parts.join(' · ');
+      box.title = status.watcher.reason ? status.watcher.reason : status.brain;
+      box.dataset.state = live ? status.watcher.state : 'reconnecting';
+    } catch (error) {
+      if (error instanceof Unauthorized) return needToken();
+      $('status-text').textContent = 'noggin is not reachable';
+      box.dataset.state = 'down';
+    }
+  }
+
+  // --- live updates --------------------------------------------------------
+  // Server-sent events read with fetch, so that the token can go in a header
+  // (EventSource cannot send one). Reconnects with a growing pause.
+  let live = false;
+  let stream = null;
+
+  async function readEvents(body, onEvent) {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end;
+      while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+        let type = 'message';
+        const data = [];
+        for (const line of block.split(/\r?\n/)) {
+          if (line.startsWith('event:')) type = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        }
+        if (data.length) onEvent(type, data.join('\n'));
+      }
+    }
+  }
+
+  function setLive(on) {
+    live = on;
+    if (!on) $('brain-status').dataset.state = 'reconnecting';
+  }
+
+  async function follow() {
+    if (stream) stream.abort();
+    const control = new AbortController();
+    stream = control;
+    let pause = 500;
+    while (!control.signal.aborted) {
+      try {
+        const response = await fetch(cardUrl('/v1/card/events'), {
+          headers: headers({ Accept: 'text/event-stream' }), cache: 'no-store', signal: control.signal,
+        });
+        if (response.status === 401) return needToken();
+        if (!response.ok || !response.body) throw new Error('HTTP ' + response.status);
+        setLive(true);
+        pause = 500;
+        await readEvents(response.body, (type, data) => {
+          if (type !== 'card') return;
+          renderCard(JSON.parse(data));
+          refreshStatus();
+        });
+      } catch (error) {
+        if (control.signal.aborted) return;
+      }
+      setLive(false);
+      refreshStatus();
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, 10000);
+    }
+  }
+
+  async function start() {
+    $('token-panel').hidden = true;
+    try {
+      // Also hands this browser the cookie that opens rendered notes when
+      // noggin has a token.
+      renderCard(await getJson(cardUrl('/v1/card')));
+    } catch (error) {
+      if (error instanceof Unauthorized) return needToken();
+    }
+    refreshStatus();
+    follow();
+  }
+
+  function needToken() {
+    if (stream) stream.abort();
+    $('token-panel').hidden = false;
+    $('research').replaceChildren();
+    $('research').setAttribute('aria-busy', 'false');
+    $('status-text').textContent = 'Locked: token needed';
+    $('brain-status').dataset.state = 'locked';
+    $('token-input').focus();
+  }
+
+  // --- search --------------------------------------------------------------
+  let searchControl = null;
+
+  async function search(query) {
+    if (searchControl) searchControl.abort();
+    searchControl = new AbortController();
+    const summary = $('search-summary');
+    const list = $('search-results');
+    summary.textContent = 'Searching…';
+    try {
+      const body = await getJson('/v1/search?limit=8&q=' + encodeURIComponent(query), searchControl.signal);
+      const hits = body.hits || [];
+      summary.textContent = hits.length
+        ? hits.length + (hits.length === 1 ? ' note matches' : ' notes match') + ' “' + query + '”'
+        : 'No note matches “' + query + '”.';
+      list.replaceChildren(...hits.map((hit) => el('li', { class: 'result' },
+        el('a', { class: 'result-title', href: noteLinkFor(hit.path), text: hit.title || hit.path }),
+        hit.heading ? el('span', { class: 'heading', text: ' › ' + hit.heading }) : null,
+        el('p', { class: 'snippet' }, snippetNodes(hit.snippet)),
+        el('p', { class: 'path', text: hit.path }))));
+    } catch (error) {
+      if (error.name === 'AbortError') return;
+      if (error instanceof Unauthorized) return needToken();
+      summary.textContent = 'Search failed: ' + error.message;
+      list.replaceChildren();
+    }
+  }
+
+  // --- wiring --------------------------------------------------------------
+  document.addEventListener('DOMContentLoaded', () => {
+    $('search-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      const query = $('q').value.trim();
+      if (query) search(query);
+    });
+    $('session').addEventListener('change', (event) => {
+      session = event.target.value;
+      const url = new URL(location.href);
+      if (session) url.searchParams.set('session', session); else url.searchParams.delete('session');
+      history.replaceState(null, '', url);
+      shownKey = null;
+      start();
+    });
+    $('token-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      storeToken($('token-input').value.trim());
+      $('token-input').value = '';
+      start();
+    });
+    setInterval(refreshTimes, 30000);
+    setInterval(refreshStatus, 30000);
+    start();
+  });
+})();
