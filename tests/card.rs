@@ -1,0 +1,991 @@
+//! The web card: `GET /v1/card` and its event stream, notes as JSON and as
+//! rendered pages (escaped, confined to the brain), the static files and
+//! their security headers, the token, and the card itself driven in headless
+//! Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::wd::WebDriverCompatibleCommand;
+use fantoccini::{Client, ClientBuilder, Locator};
+use reqwest::{header, StatusCode};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::helpers::{
+    assert_error_shape, wait_until, ServerOptions, TestBrain, TestServer, CHANGE_DEADLINE,
+};
+
+/// A note whose answer is longer than the card shows.
+const BACKUPS_NOTE: &str = "Harbor/Runbooks/Backups.md";
+const BACKUPS: &str = "# Backups\n\n## Schedule\nWe back up the production database every night \
+    at 02:00 UTC with pgBackRest to an encrypted bucket in Frankfurt, keep thirty daily and \
+    twelve monthly snapshots, and rehearse a full restore on the first Monday of every month.\n";
+const LONG_QUESTION: &str = "When do we back up the production database?";
+
+/// The questions of a research that fills the card: answered ones (one of
+/// them long) and one the notes cannot answer.
+const QUESTIONS: [&str; 5] = [
+    "When do we deploy?",
+    LONG_QUESTION,
+    "Which database do we use?",
+    "Who owns the payments service?",
+    "What color should the login button be?",
+];
+const OPEN_QUESTION: &str = "What color should the login button be?";
+
+/// The sample brain with the long-answer note.
+fn brain() -> TestBrain {
+    let brain = TestBrain::sample();
+    brain.write(BACKUPS_NOTE, BACKUPS);
+    brain
+}
+
+async fn research(server: &TestServer, session: &str, questions: &[&str]) -> Value {
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"prompt": "Add a cancellation fee to transient bookings", "session": session, "questions": questions}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+async fn card(server: &TestServer, query: &str) -> Value {
+    let (status, body) = server.get(&format!("/v1/card{query}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+/// A plain GET whose headers and body the test can look at.
+async fn fetch(server: &TestServer, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("build an HTTP client");
+    let mut request = client.get(format!("{}{path}", server.base_url));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request.send().await.expect("send a request")
+}
+
+/// A GET sent byte for byte, so that `..` and odd encodings reach the server
+/// as written (HTTP clients normalize them away).
+async fn raw_get(server: &TestServer, path: &str) -> (u16, String) {
+    let addr = server.base_url.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connect to the server");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("send the request");
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .await
+        .expect("read the response");
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {response:?}"));
+    (status, response)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_is_empty_until_a_research_arrives() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let body = card(&server, "").await;
+    assert_eq!(body["research"], Value::Null, "{body}");
+    assert_eq!(body["sessions"], json!([]));
+    assert_eq!(body["marker"], "(self-research) ");
+    assert_eq!(body["max_facts"], 3);
+    assert_eq!(body["answer_chars"], 150);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_shows_a_few_facts_cut_short_with_their_sources() {
+    let brain = brain();
+    let server = TestServer::start(&brain).await;
+    let response = research(&server, "editor", &QUESTIONS).await;
+    let answered = response["answered"].as_array().expect("answered").len();
+    assert!(answered >= 4, "the sample brain answers these: {response}");
+
+    let body = card(&server, "").await;
+    let shown = &body["research"];
+    assert_eq!(shown["research_id"], response["research_id"]);
+    assert_eq!(shown["session"], "editor");
+    let facts = shown["facts"].as_array().expect("facts");
+    assert_eq!(facts.len(), 3, "{body}");
+    assert_eq!(shown["more_facts"], answered - 3);
+    for fact in facts {
+        let answer = fact["answer"].as_str().expect("answer");
+        assert!(answer.chars().count() <= 150, "{answer}");
+        assert_eq!(fact["text"], format!("(self-research) {answer}"));
+        assert_eq!(fact["source"], "self-research");
+        let sources = fact["sources"].as_array().expect("sources");
+        assert!(!sources.is_empty(), "{fact}");
+        for source in sources {
+            let link = source["link"].as_str().expect("a note's source has a link");
+            assert!(link.starts_with("/notes/"), "{link}");
+            assert!(source["title"].is_string() && source["heading"].is_string());
+        }
+    }
+    let long = facts
+        .iter()
+        .find(|f| f["question"] == LONG_QUESTION)
+        .unwrap_or_else(|| panic!("{LONG_QUESTION:?} is answered: {body}"));
+    let answer = long["answer"].as_str().expect("answer");
+    assert_eq!(long["cut"], true);
+    assert!(
+        answer.ends_with('…') && answer.starts_with("We back up"),
+        "{answer}"
+    );
+    assert!(!answer.ends_with(" …"), "cut on a word: {answer}");
+    assert_eq!(
+        long["sources"][0]["link"],
+        "/notes/Harbor/Runbooks/Backups.md"
+    );
+    let open: Vec<&Value> = shown["open"]
+        .as_array()
+        .expect("open")
+        .iter()
+        .map(|q| &q["question"])
+        .collect();
+    assert_eq!(open, [OPEN_QUESTION]);
+
+    // Each session keeps its own latest research; without one, the newest wins.
+    let other = research(&server, "terminal", &["Which database do we use?"]).await;
+    assert_eq!(
+        card(&server, "").await["research"]["research_id"],
+        other["research_id"]
+    );
+    let editor = card(&server, "?session=editor").await;
+    assert_eq!(editor["research"]["research_id"], response["research_id"]);
+    assert_eq!(editor["session"], "editor");
+    assert_eq!(editor["sessions"], json!(["terminal", "editor"]));
+    let unknown = card(&server, "?session=nobody").await;
+    assert_eq!(unknown["research"], Value::Null);
+
+    let too_long = format!("?session={}", "x".repeat(201));
+    let (status, body) = server.get(&format!("/v1/card{too_long}")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error_shape(&body, "a session that is too long");
+    server.stop().await;
+}
+
+/// Reads server-sent events until one of type `card` satisfies `wanted`.
+async fn next_card(
+    response: &mut reqwest::Response,
+    buffer: &mut String,
+    wanted: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + CHANGE_DEADLINE;
+    loop {
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let data: Vec<&str> = block
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            if block.lines().any(|l| l == "event: card") {
+                let card: Value = serde_json::from_str(&data.join("\n")).expect("card JSON");
+                if wanted(&card) {
+                    return card;
+                }
+            }
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(left, response.chunk())
+            .await
+            .expect("a card event before the deadline")
+            .expect("read the event stream")
+            .expect("the event stream stays open");
+        buffer.push_str(std::str::from_utf8(&chunk).expect("events are UTF-8"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn card_events_arrive_with_every_research() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let mut events = fetch(&server, "/v1/card/events", &[]).await;
+    assert_eq!(events.status(), StatusCode::OK);
+    assert_eq!(events.headers()[header::CONTENT_TYPE], "text/event-stream");
+    let mut buffer = String::new();
+    let first = next_card(&mut events, &mut buffer, |_| true).await;
+    assert_eq!(first["research"], Value::Null, "the card as it is now");
+
+    let posted = research(&server, "s1", &["Which database do we use?"]).await;
+    let card = next_card(&mut events, &mut buffer, |c| !c["research"].is_null()).await;
+    assert_eq!(card["research"]["research_id"], posted["research_id"]);
+    let posted = research(&server, "s2", &["When do we deploy?"]).await;
+    let card = next_card(&mut events, &mut buffer, |c| {
+        c["research"]["research_id"] == posted["research_id"]
+    })
+    .await;
+    assert_eq!(card["sessions"], json!(["s2", "s1"]));
+
+    // Open event streams do not hold up a graceful shutdown.
+    tokio::time::timeout(Duration::from_secs(10), server.stop())
+        .await
+        .expect("the server stops with an event stream open");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_comes_with_its_source_and_metadata() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let (status, note) = server.get("/v1/notes/Harbor/Runbooks/Deploy.md").await;
+    assert_eq!(status, StatusCode::OK, "{note}");
+    assert_eq!(note["path"], "Harbor/Runbooks/Deploy.md");
+    assert_eq!(note["title"], "Deploy");
+    assert_eq!(note["link"], "/notes/Harbor/Runbooks/Deploy.md");
+    assert!(note["tags"]
+        .as_array()
+        .is_some_and(|t| t.contains(&json!("runbook"))));
+    assert!(note["modified"].as_str().is_some_and(|m| m.ends_with('Z')));
+    assert_eq!(note["source"], brain.read("Harbor/Runbooks/Deploy.md"));
+
+    let (status, note) = server
+        .get("/v1/notes/%ED%95%9C%EA%B5%AD%EC%96%B4/%EB%B0%B0%ED%8F%AC%20%EC%A0%88%EC%B0%A8.md")
+        .await;
+    assert_eq!(status, StatusCode::OK, "a Korean path: {note}");
+    assert_eq!(note["path"], "한국어/배포 절차.md");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_notes_inside_the_brain_are_served() {
+    let brain = TestBrain::sample();
+    let outside = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(outside.path().join("secret.md"), "# Secret\n").expect("write a file");
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), brain.note("leak.md"))
+        .expect("symlink");
+    std::fs::write(brain.note("Harbor/notes.txt"), "not a note").expect("write a file");
+    let server = TestServer::start(&brain).await;
+
+    let paths = [
+        "../../etc/passwd",
+        "..%2F..%2Fetc%2Fpasswd",
+        "%2e%2e/%2e%2e/etc/passwd",
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "Harbor/../../../etc/passwd",
+        "%2Fetc%2Fpasswd",
+        "/etc/passwd",
+        "..%5C..%5Cetc%5Cpasswd",
+        "Harbor/Runbooks/Deploy.md%00",
+        "%FF.md",
+        ".noggin/.gitignore",
+        ".noggin/x.md",
+        "leak.md",
+        "Harbor/notes.txt",
+        "Harbor",
+        "Harbor/Missing.md",
+    ];
+    for path in paths {
+        let (status, response) = raw_get(&server, &format!("/v1/notes/{path}")).await;
+        assert_eq!(status, 404, "/v1/notes/{path}: {response}");
+        assert!(!response.contains("root:"), "{response}");
+        let (status, response) = raw_get(&server, &format!("/notes/{path}")).await;
+        assert_eq!(status, 404, "/notes/{path}: {response}");
+        assert!(!response.contains("root:") && !response.contains("Secret"));
+    }
+    let (status, body) = server.get("/v1/notes/..%2Fleak.md").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_error_shape(&body, "a path outside the brain");
+    let page = fetch(&server, "/notes/Harbor/Missing.md", &[]).await;
+    assert_eq!(page.status(), StatusCode::NOT_FOUND);
+    let html = page.text().await.expect("body");
+    assert!(
+        html.contains("Note not found") && html.contains("href=\"/\""),
+        "{html}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rendered_notes_show_html_as_text_and_link_other_notes() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let page = fetch(&server, "/notes/Harbor/Security%20Notes.md", &[]).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(
+        page.headers()[header::CONTENT_TYPE],
+        "text/html; charset=utf-8"
+    );
+    let html = page.text().await.expect("body");
+    assert!(!html.contains("<script"), "no script element: {html}");
+    assert!(!html.contains("<img src=x"), "no img element: {html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(\"xss\")&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(
+        html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "{html}"
+    );
+    // Wikilinks, aliased or not, lead to the notes they name.
+    assert!(
+        html.contains("<a href=\"/notes/People/Mina%20Park.md\">Mina Park</a>"),
+        "{html}"
+    );
+    assert!(html.contains("<a href=\"/notes/Harbor/Conventions/Testing.md\">Testing</a>"));
+    // The title and tags are shown; the frontmatter is not part of the body.
+    assert!(html.contains("<h1>Security Notes</h1>"));
+    assert!(html.contains("#security"));
+    assert!(!html.contains("aliases:"), "{html}");
+    assert!(html.contains("<a class=\"back-link\" href=\"/\">"));
+
+    let html = fetch(
+        &server,
+        "/notes/%ED%95%9C%EA%B5%AD%EC%96%B4/%ED%8C%80%20%EC%86%8C%EA%B0%9C.md",
+        &[],
+    )
+    .await
+    .text()
+    .await
+    .expect("body");
+    assert!(
+        html.contains("<a href=\"/notes/People/Mina%20Park.md\">박민아</a>")
+            || html.contains("<a href=\"/notes/People/Mina%20Park.md\">민아</a>"),
+        "an aliased wikilink in Korean: {html}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_response_carries_the_security_headers() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let cases = [
+        ("/", StatusCode::OK, "text/html; charset=utf-8"),
+        ("/card.js", StatusCode::OK, "text/javascript; charset=utf-8"),
+        ("/card.css", StatusCode::OK, "text/css; charset=utf-8"),
+        ("/favicon.svg", StatusCode::OK, "image/svg+xml"),
+        (
+            "/notes/Harbor/Runbooks/Deploy.md",
+            StatusCode::OK,
+            "text/html; charset=utf-8",
+        ),
+        (
+            "/notes/Nowhere.md",
+            StatusCode::NOT_FOUND,
+            "text/html; charset=utf-8",
+        ),
+        ("/v1/card", StatusCode::OK, "application/json"),
+        ("/no/such/route", StatusCode::NOT_FOUND, "application/json"),
+    ];
+    for (path, status, content_type) in cases {
+        let response = fetch(&server, path, &[]).await;
+        assert_eq!(response.status(), status, "{path}");
+        let headers = response.headers();
+        assert_eq!(headers[header::CONTENT_TYPE], content_type, "{path}");
+        let csp = headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .expect("ASCII");
+        for directive in [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(directive), "{path}: {csp}");
+        }
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff", "{path}");
+        assert_eq!(headers[header::REFERRER_POLICY], "no-referrer", "{path}");
+    }
+    // The page itself has no inline script or style for the policy to block.
+    let html = fetch(&server, "/", &[]).await.text().await.expect("body");
+    assert!(html.contains("<html lang=\"en\">"));
+    assert!(html.contains("<script src=\"/card.js\" defer></script>"));
+    assert!(
+        !html.contains("<style") && !html.contains(" style="),
+        "{html}"
+    );
+    assert!(!html.contains("onclick=") && !html.contains("javascript:"));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_guards_the_card_data_and_the_notes_but_not_the_page() {
+    let brain = TestBrain::sample();
+    let token = "card-s3cret";
+    let options = ServerOptions {
+        token: Some(token.to_string()),
+        ..ServerOptions::default()
+    };
+    let server = TestServer::start_with(&brain, options).await;
+    let note = "/notes/Harbor/Runbooks/Deploy.md";
+
+    // The page and its files hold nothing from the brain.
+    assert_eq!(fetch(&server, "/", &[]).await.status(), StatusCode::OK);
+    assert_eq!(
+        fetch(&server, "/card.js", &[]).await.status(),
+        StatusCode::OK
+    );
+    for path in [
+        "/v1/card",
+        "/v1/card/events",
+        "/v1/notes/Harbor/Runbooks/Deploy.md",
+    ] {
+        let (status, body) = server
+            .request_as(reqwest::Method::GET, path, None, None)
+            .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}: {body}");
+    }
+    let page = fetch(&server, note, &[]).await;
+    assert_eq!(page.status(), StatusCode::UNAUTHORIZED);
+    assert!(!page.text().await.expect("body").contains("Deploy windows"));
+
+    // The card sends the token as a header and gets a cookie for note links.
+    let bearer = format!("Bearer {token}");
+    let response = fetch(&server, "/v1/card", &[("authorization", &bearer)]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let set_cookie = response.headers()[header::SET_COOKIE]
+        .to_str()
+        .expect("ASCII")
+        .to_string();
+    assert!(set_cookie.contains("HttpOnly"), "{set_cookie}");
+    assert!(set_cookie.contains("SameSite=Strict"), "{set_cookie}");
+    assert!(set_cookie.contains("Path=/notes"), "{set_cookie}");
+    assert!(
+        !set_cookie.contains(token),
+        "the cookie is not the token: {set_cookie}"
+    );
+    let cookie = set_cookie.split(';').next().expect("name=value");
+
+    let page = fetch(&server, note, &[("cookie", cookie)]).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.text().await.expect("body").contains("Deploy windows"));
+    let page = fetch(&server, note, &[("authorization", &bearer)]).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let forged = format!("{cookie}0");
+    assert_eq!(
+        fetch(&server, note, &[("cookie", &forged)]).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    // The cookie opens notes, nothing else.
+    let response = fetch(&server, "/v1/card", &[("cookie", cookie)]).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    server.stop().await;
+}
+
+// --- in a real browser -------------------------------------------------------
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// Where the screenshots go.
+fn output_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-output");
+    std::fs::create_dir_all(&dir).expect("create the test output folder");
+    dir
+}
+
+/// chromedriver and a headless Chromium session; both end when dropped.
+struct Browser {
+    client: Option<Client>,
+    driver: Child,
+    /// Chromium's profile folder, removed with the browser.
+    profile: tempfile::TempDir,
+}
+
+impl Browser {
+    async fn start() -> Browser {
+        for program in [CHROMIUM, CHROMEDRIVER] {
+            assert!(
+                Path::new(program).exists(),
+                "{program} is missing: the card's browser test needs Debian's chromium and \
+                 chromium-driver packages (.ci/run installs them: apt-get install chromium chromium-driver)"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("find a free port")
+            .port();
+        let driver = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {CHROMEDRIVER}: {e}"));
+        let profile = tempfile::tempdir().expect("a temp dir for the browser profile");
+        let mut browser = Browser {
+            client: None,
+            driver,
+            profile,
+        };
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            &format!("--user-data-dir={}", browser.profile.path().display()),
+        ];
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".to_string(),
+            json!({"binary": CHROMIUM, "args": args}),
+        );
+        let mut builder =
+            ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+        builder.capabilities(capabilities);
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match builder.connect(&url).await {
+                Ok(client) => {
+                    browser.client = Some(client);
+                    return browser;
+                }
+                Err(error) if Instant::now() < deadline => {
+                    if let Ok(Some(status)) = browser.driver.try_wait() {
+                        panic!("{CHROMEDRIVER} exited with {status}");
+                    }
+                    // chromedriver is still starting, or Chromium is.
+                    let _ = error;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(error) => {
+                    panic!("cannot start headless Chromium through {CHROMEDRIVER}: {error}")
+                }
+            }
+        }
+    }
+
+    fn client(&self) -> &Client {
+        self.client.as_ref().expect("a browser session")
+    }
+
+    /// Waits until `script` (a function body returning a boolean) is true.
+    async fn wait_for_js(&self, what: &str, script: &str) {
+        let client = self.client();
+        wait_until(CHANGE_DEADLINE, what, || async move {
+            client
+                .execute(script, vec![])
+                .await
+                .is_ok_and(|v| v == json!(true))
+        })
+        .await;
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.client()
+            .execute(script, vec![])
+            .await
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    async fn cdp(&self, cmd: &'static str, params: Value) {
+        self.client()
+            .issue_cmd(Cdp { cmd, params })
+            .await
+            .unwrap_or_else(|e| panic!("{cmd} failed: {e}"));
+    }
+
+    /// Shows the page as the user's system in dark (or light) mode would.
+    async fn prefer_color_scheme(&self, scheme: &str) {
+        self.cdp(
+            "Emulation.setEmulatedMedia",
+            json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]}),
+        )
+        .await;
+    }
+
+    /// Gives the page a viewport of this size (a phone's below 600 px).
+    async fn viewport(&self, width: u32, height: u32) {
+        self.cdp(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}),
+        )
+        .await;
+        self.wait_for_js(
+            "the page has its new size",
+            &format!("return window.innerWidth === {width} && window.innerHeight === {height};"),
+        )
+        .await;
+    }
+
+    /// Saves a picture of the page at `width` × `height` (the whole page
+    /// when `height` is `None`) in the test output folder.
+    async fn screenshot(&self, name: &str, width: u32, height: Option<u32>) -> PathBuf {
+        let client = self.client();
+        self.viewport(width, height.unwrap_or(800)).await;
+        if height.is_none() {
+            let full = self
+                .js("return document.documentElement.scrollHeight;")
+                .await
+                .as_u64()
+                .expect("page height") as u32;
+            self.viewport(width, full).await;
+        }
+        self.wait_for_js(
+            "the page is still",
+            "return document.getAnimations().every(a => a.playState === 'finished');",
+        )
+        .await;
+        let png = client.screenshot().await.expect("take a screenshot");
+        let path = output_dir().join(name);
+        std::fs::write(&path, png).unwrap_or_else(|e| panic!("cannot write {path:?}: {e}"));
+        println!("screenshot: {}", path.display());
+        path
+    }
+
+    async fn close(mut self) {
+        if let Some(client) = self.client.take() {
+            let _ = client.close().await;
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // A failed test never called `close`: end the session so that
+        // Chromium does not outlive chromedriver.
+        if let Some(client) = self.client.take() {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread {
+                    tokio::task::block_in_place(|| {
+                        let _ = handle
+                            .block_on(tokio::time::timeout(Duration::from_secs(5), client.close()));
+                    });
+                }
+            }
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// A Chrome DevTools command sent through chromedriver.
+#[derive(Debug)]
+struct Cdp {
+    cmd: &'static str,
+    params: Value,
+}
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &reqwest::Url,
+        session_id: Option<&str>,
+    ) -> Result<reqwest::Url, url_error::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &reqwest::Url) -> (reqwest::Method, Option<String>) {
+        (
+            reqwest::Method::POST,
+            Some(json!({"cmd": self.cmd, "params": self.params}).to_string()),
+        )
+    }
+}
+
+/// `url::ParseError`, named through the URL type reqwest re-exports.
+mod url_error {
+    pub type ParseError = <reqwest::Url as std::str::FromStr>::Err;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_in_a_browser() {
+    let brain = brain();
+    let server = TestServer::start(&brain).await;
+    let browser = Browser::start().await;
+    let client = browser.client();
+    browser.viewport(1280, 900).await;
+
+    // A new user sees how to send a first research.
+    client
+        .goto(&format!("{}/", server.base_url))
+        .await
+        .expect("open the card");
+    browser
+        .wait_for_js(
+            "the empty card explains how to start",
+            "const e = document.querySelector('#research .empty'); \
+             return !!e && e.textContent.includes('/v1/research');",
+        )
+        .await;
+    browser
+        .wait_for_js(
+            "the brain's status is shown",
+            "return /\\d+ notes/.test(document.getElementById('status-text').textContent);",
+        )
+        .await;
+    browser
+        .screenshot("card-empty-desktop.png", 1280, Some(900))
+        .await;
+
+    // A research arrives: the facts appear without a reload.
+    browser
+        .js("window.nogginNotReloaded = true; return true;")
+        .await;
+    let posted = research(&server, "editor", &QUESTIONS).await;
+    let arrived = Instant::now();
+    browser
+        .wait_for_js(
+            "the facts of the research appear",
+            "return document.querySelectorAll('#research .fact').length > 0;",
+        )
+        .await;
+    println!(
+        "the card showed the research {:?} after it was answered",
+        arrived.elapsed()
+    );
+    assert_eq!(
+        browser
+            .js("return window.nogginNotReloaded === true;")
+            .await,
+        json!(true),
+        "the card updated without a reload"
+    );
+    let facts = browser
+        .js(
+            "return [...document.querySelectorAll('#research .fact')].map(f => ({ \
+               question: f.querySelector('.question').textContent, \
+               marker: f.querySelector('.marker').textContent, \
+               answer: f.querySelector('.answer-text').textContent, \
+               links: [...f.querySelectorAll('.sources a')].map(a => a.getAttribute('href')) }));",
+        )
+        .await;
+    let facts = facts.as_array().expect("facts");
+    assert_eq!(facts.len(), 3, "at most three facts: {facts:?}");
+    for fact in facts {
+        let answer = fact["answer"].as_str().expect("answer text");
+        assert!(
+            answer.chars().count() <= 150,
+            "{} characters: {answer}",
+            answer.chars().count()
+        );
+        assert_eq!(fact["marker"], "(self-research)");
+        let links = fact["links"].as_array().expect("links");
+        assert!(!links.is_empty(), "{fact}");
+        assert!(links
+            .iter()
+            .all(|l| l.as_str().is_some_and(|l| l.starts_with("/notes/"))));
+    }
+    assert!(
+        facts
+            .iter()
+            .any(|f| f["answer"].as_str().is_some_and(|a| a.ends_with('…'))),
+        "the long answer is cut: {facts:?}"
+    );
+    let open = browser
+        .js("return [...document.querySelectorAll('#research .open-list > li .question')].map(q => q.textContent);")
+        .await;
+    assert_eq!(open, json!([OPEN_QUESTION]));
+    assert_eq!(
+        posted["unanswered"][0]["question"], OPEN_QUESTION,
+        "the card shows what the research left open"
+    );
+
+    // Screenshots, light and dark, desktop and phone.
+    browser
+        .screenshot("card-desktop.png", 1280, Some(900))
+        .await;
+    browser.screenshot("card-phone.png", 375, Some(812)).await;
+    assert_eq!(
+        browser
+            .js("return document.documentElement.scrollWidth <= window.innerWidth;")
+            .await,
+        json!(true),
+        "nothing overflows sideways on a phone"
+    );
+    browser.prefer_color_scheme("dark").await;
+    browser
+        .screenshot("card-phone-dark.png", 375, Some(812))
+        .await;
+    browser
+        .screenshot("card-phone-full-dark.png", 375, None)
+        .await;
+    browser
+        .screenshot("card-desktop-dark.png", 1280, Some(900))
+        .await;
+    browser.prefer_color_scheme("light").await;
+    browser.screenshot("card-phone-full.png", 375, None).await;
+    browser.viewport(1280, 900).await;
+
+    // A second session brings the session selector.
+    research(&server, "terminal", &["Who owns the payments service?"]).await;
+    browser
+        .wait_for_js(
+            "the session selector appears",
+            "const bar = document.getElementById('session-bar'); \
+             return !bar.hidden && document.querySelectorAll('#session option').length === 3;",
+        )
+        .await;
+    let select = client
+        .find(Locator::Css("#session"))
+        .await
+        .expect("the session selector");
+    select
+        .select_by_value("editor")
+        .await
+        .expect("choose a session");
+    browser
+        .wait_for_js(
+            "the chosen session's research is shown",
+            "return document.querySelectorAll('#research .fact').length === 3;",
+        )
+        .await;
+
+    // A source link opens the rendered note.
+    let link = client
+        .find(Locator::Css("#research .fact .sources a"))
+        .await
+        .expect("a source link");
+    let title = link.text().await.expect("link text");
+    link.click().await.expect("follow the source link");
+    let page_title = client
+        .wait()
+        .at_most(CHANGE_DEADLINE)
+        .for_element(Locator::Css("article.note h1"))
+        .await
+        .expect("the rendered note opens")
+        .text()
+        .await
+        .expect("title");
+    assert_eq!(page_title, title);
+    assert!(client
+        .current_url()
+        .await
+        .expect("url")
+        .path()
+        .starts_with("/notes/"));
+    client
+        .find(Locator::Css("a.back-link[href='/']"))
+        .await
+        .expect("a way back to the card");
+
+    // A note with HTML in it shows the HTML as text.
+    client
+        .goto(&format!(
+            "{}/notes/Harbor/Security%20Notes.md",
+            server.base_url
+        ))
+        .await
+        .expect("open the note");
+    let body = client
+        .wait()
+        .at_most(CHANGE_DEADLINE)
+        .for_element(Locator::Css(".note-body"))
+        .await
+        .expect("the note's body")
+        .text()
+        .await
+        .expect("text");
+    assert!(body.contains("<img src=x onerror=alert(1)>"), "{body}");
+    assert!(body.contains("<script>alert(\"xss\")</script>"), "{body}");
+    assert_eq!(
+        browser
+            .js("return document.querySelectorAll('img[onerror], .note-body img, .note-body script, svg[onload]').length;")
+            .await,
+        json!(0)
+    );
+    assert!(
+        client.get_alert_text().await.is_err(),
+        "no script from the note ran"
+    );
+    browser
+        .screenshot("note-desktop.png", 1280, Some(900))
+        .await;
+    browser.screenshot("note-phone-full.png", 375, None).await;
+
+    // The search box finds notes and marks the matches, safely.
+    client
+        .goto(&format!("{}/", server.base_url))
+        .await
+        .expect("open the card");
+    let search = client
+        .wait()
+        .at_most(CHANGE_DEADLINE)
+        .for_element(Locator::Css("#q"))
+        .await
+        .expect("the search box");
+    search
+        .send_keys("onerror deploy\u{E007}")
+        .await
+        .expect("search with Enter");
+    browser
+        .wait_for_js(
+            "search results with highlighted matches",
+            "return document.querySelectorAll('#search-results .result mark').length > 0;",
+        )
+        .await;
+    let results = browser
+        .js("return { \
+               titles: [...document.querySelectorAll('#search-results .result-title')].map(a => a.getAttribute('href')), \
+               marks: [...document.querySelectorAll('#search-results mark')].map(m => m.textContent), \
+               elements: [...document.querySelectorAll('#search-results .snippet *')].map(e => e.tagName), \
+               text: document.getElementById('search-results').textContent };")
+        .await;
+    let titles = results["titles"].as_array().expect("titles");
+    assert!(!titles.is_empty());
+    assert!(titles
+        .iter()
+        .all(|t| t.as_str().is_some_and(|t| t.starts_with("/notes/"))));
+    assert!(
+        results["elements"]
+            .as_array()
+            .expect("elements")
+            .iter()
+            .all(|t| t == "MARK"),
+        "snippets hold text and <mark> only: {results}"
+    );
+    assert!(
+        results["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("<img src=x onerror=")),
+        "the hostile note's snippet is text: {results}"
+    );
+    assert!(client.get_alert_text().await.is_err(), "nothing ran");
+    browser
+        .js("document.getElementById('search').scrollIntoView(); return true;")
+        .await;
+    browser
+        .screenshot("card-search-desktop.png", 1280, Some(900))
+        .await;
+
+    browser.close().await;
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_routes_are_in_the_openapi_document() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let (status, doc) = server.get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    for path in [
+        "/v1/card",
+        "/v1/card/events",
+        "/v1/notes/{path}",
+        "/notes/{path}",
+        "/",
+    ] {
+        assert!(doc["paths"][path]["get"].is_object(), "{path} is described");
+    }
+    server.stop().await;
+}
