@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+use fantoccini::key::Key;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 use reqwest::{header, StatusCode};
@@ -640,7 +642,8 @@ impl Browser {
         }
         self.wait_for_js(
             "the page is still",
-            "return document.getAnimations().every(a => a.playState === 'finished');",
+            "return document.getAnimations().every(a => \
+               a.playState === 'finished' || a.effect.getTiming().iterations === Infinity);",
         )
         .await;
         let png = client.screenshot().await.expect("take a screenshot");
@@ -648,6 +651,22 @@ impl Browser {
         std::fs::write(&path, png).unwrap_or_else(|e| panic!("cannot write {path:?}: {e}"));
         println!("screenshot: {}", path.display());
         path
+    }
+
+    /// Presses Tab; describes the element that has the focus then.
+    async fn tab(&self) -> Value {
+        let tab = char::from(Key::Tab);
+        let keys = KeyActions::new("keyboard".to_string())
+            .then(KeyAction::Down { value: tab })
+            .then(KeyAction::Up { value: tab });
+        self.client()
+            .perform_actions(keys)
+            .await
+            .expect("press Tab");
+        self.js("const a = document.activeElement; \
+             return { id: a.id, tag: a.tagName, source: !!a.closest('.sources'), \
+                      outline: getComputedStyle(a).outlineStyle };")
+            .await
     }
 
     async fn close(mut self) {
@@ -800,6 +819,28 @@ async fn the_card_in_a_browser() {
         posted["unanswered"][0]["question"], OPEN_QUESTION,
         "the card shows what the research left open"
     );
+
+    // The keyboard reaches the sources and the search box, with a visible focus.
+    browser
+        .js("document.activeElement.blur(); window.scrollTo(0, 0); return true;")
+        .await;
+    let mut reached_source = false;
+    let mut reached_search = false;
+    for _ in 0..30 {
+        let focused = browser.tab().await;
+        if focused["source"] == true || focused["id"] == "q" {
+            assert_ne!(focused["outline"], "none", "focus is visible: {focused}");
+        }
+        reached_source |= focused["source"] == true && focused["tag"] == "A";
+        reached_search |= focused["id"] == "q";
+    }
+    assert!(
+        reached_source && reached_search,
+        "Tab reaches a source link and the search box"
+    );
+    browser
+        .js("document.activeElement.blur(); return true;")
+        .await;
 
     // Screenshots, light and dark, desktop and phone.
     browser
@@ -966,6 +1007,90 @@ async fn the_card_in_a_browser() {
         .await;
     browser
         .screenshot("card-search-desktop.png", 1280, Some(900))
+        .await;
+
+    server.stop().await;
+
+    // With a token: the card takes it from the address once, and its note
+    // links work without the token in any URL.
+    let token = "browser-s3cret";
+    let options = ServerOptions {
+        token: Some(token.to_string()),
+        ..ServerOptions::default()
+    };
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, options).await;
+    client
+        .goto(&format!("{}/#token={token}", server.base_url))
+        .await
+        .expect("open the card with its token");
+    browser
+        .wait_for_js(
+            "the card opens with the token",
+            "return !!document.querySelector('#research .empty');",
+        )
+        .await;
+    let address = client.current_url().await.expect("url");
+    assert_eq!(address.fragment(), None, "the token left the address bar");
+    research(&server, "locked", &["Which database do we use?"]).await;
+    browser
+        .wait_for_js(
+            "the research arrives through the token-protected stream",
+            "return document.querySelectorAll('#research .fact').length === 1;",
+        )
+        .await;
+    client
+        .find(Locator::Css("#research .fact .sources a"))
+        .await
+        .expect("a source link")
+        .click()
+        .await
+        .expect("follow the source link");
+    client
+        .wait()
+        .at_most(CHANGE_DEADLINE)
+        .for_element(Locator::Css("article.note h1"))
+        .await
+        .expect("the note opens with the card's cookie");
+
+    // A tab without the token asks for it, and says when it is wrong.
+    client
+        .goto(&format!("{}/", server.base_url))
+        .await
+        .expect("open the card");
+    browser
+        .js("sessionStorage.clear(); location.reload(); return true;")
+        .await;
+    let input = client
+        .wait()
+        .at_most(CHANGE_DEADLINE)
+        .for_element(Locator::Css("#token-panel:not([hidden]) #token-input"))
+        .await
+        .expect("the card asks for the token");
+    input
+        .send_keys("wrong\u{E007}")
+        .await
+        .expect("enter a token");
+    browser
+        .wait_for_js(
+            "a wrong token is refused",
+            "return !document.getElementById('token-error').hidden;",
+        )
+        .await;
+    let input = client
+        .find(Locator::Css("#token-input"))
+        .await
+        .expect("the token box");
+    input
+        .send_keys(&format!("{token}\u{E007}"))
+        .await
+        .expect("enter the token");
+    browser
+        .wait_for_js(
+            "the right token opens the card",
+            "return document.getElementById('token-panel').hidden && \
+                    document.querySelectorAll('#research .fact').length === 1;",
+        )
         .await;
 
     browser.close().await;

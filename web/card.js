@@ -193,11 +193,15 @@
       '       "questions": ["When do we deploy?", "Which database do we use?"]}\'';
     return [el('section', { class: 'panel empty', 'aria-labelledby': 'empty-heading' },
       el('h2', { id: 'empty-heading', text: 'Nothing researched yet' }),
-      el('p', { text: 'When your assistant is unsure about a request, it sends its open questions to noggin. ' +
-        'What your notes already answer shows up here with the note it came from; the rest stays open for you.' }),
+      el('p', { text: 'When your assistant is unsure about a request, it asks noggin before it asks you.' }),
+      el('ol', { class: 'steps' },
+        el('li', null, el('strong', { text: 'Your assistant' }), ' sends its open questions.'),
+        el('li', null, el('strong', { text: 'noggin' }), ' answers what your notes already say, and shows the note.'),
+        el('li', null, el('strong', { text: 'You' }), ' only get the questions that are left.')),
       el('p', { text: 'Try it from a terminal:' }),
-      el('pre', { class: 'command' }, el('code', { text: command })),
-      el('p', { class: 'muted', text: 'This card updates by itself when the research arrives.' }))];
+      el('pre', { class: 'command', tabindex: '0', 'aria-label': 'Example request' }, el('code', { text: command })),
+      el('p', { class: 'waiting' }, el('span', { class: 'pulse', 'aria-hidden': 'true' }),
+        'Waiting for the first research. This card updates by itself.'))];
   }
 
   // --- the card and its session --------------------------------------------
@@ -232,6 +236,8 @@
       container.replaceChildren(...(research ? renderResearch(card) : renderEmpty()));
     }
     container.setAttribute('aria-busy', 'false');
+    const found = research ? research.facts.length + research.more_facts : 0;
+    document.title = found ? found + ' found · noggin' : 'noggin';
   }
 
   // --- brain status --------------------------------------------------------
@@ -330,9 +336,13 @@
     follow();
   }
 
+  // True once the user entered a token, so a refusal says it was wrong.
+  let tokenTried = false;
+
   function needToken() {
     if (stream) stream.abort();
     $('token-panel').hidden = false;
+    $('token-error').hidden = !tokenTried;
     $('research').replaceChildren();
     $('research').setAttribute('aria-busy', 'false');
     $('status-text').textContent = 'Locked: token needed';
@@ -386,6 +396,7 @@
     $('token-form').addEventListener('submit', (event) => {
       event.preventDefault();
       storeToken($('token-input').value.trim());
+      tokenTried = true;
       $('token-input').value = '';
       start();
     });
