@@ -554,4 +554,17 @@ mod tests {
         assert!(parse(&["-q", "one?", "-a", "first", "-q", "two?"]).is_err());
         assert!(parse(&[]).is_err());
     }
+
+    #[test]
+    fn card_settings_have_bounds() {
+        let card = serve(&[]).unwrap().card;
+        assert_eq!((card.facts, card.answer_chars), (3, 150));
+        let card = serve(&["--card-facts", "5", "--card-answer-chars", "80"])
+            .unwrap()
+            .card;
+        assert_eq!((card.facts, card.answer_chars), (5, 80));
+        for bad in [["--card-facts", "0"], ["--card-answer-chars", "5"]] {
+            assert!(serve(&bad).is_err(), "{bad:?}");
+        }
+    }
 }
