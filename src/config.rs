@@ -107,6 +107,21 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub knowledge: KnowledgeArgs,
+
+    /// Self-researched facts the web card shows at most.
+    #[arg(long, env = "NOGGIN_CARD_FACTS", default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=20), value_name = "N")]
+    pub card_facts: u16,
+
+    /// The card cuts longer answers (on a word, with "…") to this many characters.
+    #[arg(long, env = "NOGGIN_CARD_ANSWER_CHARS", default_value_t = 150, value_parser = clap::value_parser!(u16).range(20..), value_name = "CHARS")]
+    pub card_answer_chars: u16,
+}
+
+/// What the web card shows.
+#[derive(Debug, Clone, Copy)]
+pub struct CardSettings {
+    pub facts: usize,
+    pub answer_chars: usize,
 }
 
 /// How self-research gathers evidence and decides.
@@ -239,6 +254,7 @@ pub struct ServerConfig {
     pub poll_interval: Duration,
     pub research: ResearchSettings,
     pub knowledge: knowledge::Settings,
+    pub card: CardSettings,
 }
 
 impl ServeArgs {
@@ -266,6 +282,10 @@ impl ServeArgs {
             poll_interval: Duration::from_millis(self.poll_interval_ms),
             research,
             knowledge,
+            card: CardSettings {
+                facts: self.card_facts as usize,
+                answer_chars: self.card_answer_chars as usize,
+            },
         })
     }
 }

@@ -7,6 +7,7 @@ mod helpers;
 
 mod alignment_loop;
 mod answers;
+mod card;
 mod cli;
 mod nothing_lost;
 mod research;

@@ -356,13 +356,26 @@ pub fn vague_time(sentence: &str, question: &str) -> bool {
     !(new_match(&YEAR) || new_match(&TIME_STRONG) || (cjk && new_match(&CJK_TIME)))
 }
 
+/// Words that often open a sentence without naming anyone.
+const COMMON_OPENERS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "we",
+    "you", "i", "his", "her", "their", "our", "my", "your", "in", "on", "at", "for", "from", "to",
+    "of", "by", "with", "as", "after", "before", "when", "while", "if", "since", "during", "there",
+    "here", "some", "many", "most", "all", "each", "every", "no", "not", "but", "and", "or", "so",
+    "however", "also", "then", "today", "role", "note", "see",
+];
+
 /// A capitalized word that is not the first of the sentence and not in the
 /// question.
 fn has_new_name(sentence: &str, question: &str) -> bool {
     let question = question.to_lowercase();
-    CAPITALIZED
-        .find_iter(sentence)
-        .any(|m| m.start() > 0 && !question.contains(&m.as_str().to_lowercase()))
+    CAPITALIZED.find_iter(sentence).any(|m| {
+        let word = m.as_str().to_lowercase();
+        // At the start of a sentence every word is capitalized: only a
+        // word that is not a common one counts there ("Jonas owns …").
+        let opening = sentence[..m.start()].trim().is_empty();
+        (!opening || !COMMON_OPENERS.contains(&word.as_str())) && !question.contains(&word)
+    })
 }
 
 #[cfg(test)]
@@ -441,6 +454,11 @@ mod tests {
         assert!(offers(
             AnswerKind::Person,
             "The payments service is owned by Jonas Weber.",
+            "Who owns the payments service?"
+        ));
+        assert!(offers(
+            AnswerKind::Person,
+            "Jonas owns the payments service.",
             "Who owns the payments service?"
         ));
         assert!(!offers(

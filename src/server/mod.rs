@@ -6,11 +6,14 @@
 //! pass their own.
 
 mod answers;
+mod card;
 pub mod error;
+mod notes;
 mod openapi;
 mod research;
 mod search;
 mod status;
+mod web;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -75,15 +78,21 @@ impl AppState {
 
 /// The whole HTTP application.
 pub fn app(state: AppState) -> Router {
+    let security_headers = web::security_headers();
     let v1 = Router::new()
         .merge(status::router())
         .merge(search::router())
         .merge(research::router())
         .merge(answers::router())
+        .merge(card::router())
+        .merge(notes::api_router())
+        // Note pages show note content: protected like the API.
+        .merge(notes::page_router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .merge(status::health_router())
         .merge(openapi::router())
+        .merge(web::router())
         .merge(v1)
         .fallback(|| async { ApiError::not_found("no such route") })
         // After every route is in place: it applies to the routes it finds.
@@ -95,23 +104,44 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(security_headers[0].clone())
+        .layer(security_headers[1].clone())
+        .layer(security_headers[2].clone())
+        .layer(security_headers[3].clone())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
 
-/// Checks `Authorization: Bearer <token>` when a token is configured.
+/// Name of the cookie the card sets so that links to rendered notes, which
+/// cannot carry a header, are let through too.
+const TOKEN_COOKIE: &str = "noggin_token";
+
+/// Checks `Authorization: Bearer <token>` (or the card's `noggin_token`
+/// cookie, which is `SameSite=Strict`) when a token is configured.
 async fn require_token(
     State(state): State<AppState>,
     request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
     if let Some(token) = state.config.token.as_deref() {
-        let given = request
-            .headers()
+        let headers = request.headers();
+        let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+        let cookie = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(name, _)| *name == TOKEN_COOKIE)
+            .map(|(_, value)| value);
+        let ok = [bearer, cookie]
+            .into_iter()
+            .flatten()
+            .any(|given| constant_time_eq(given.as_bytes(), token.as_bytes()));
+        if !ok {
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",

@@ -118,7 +118,9 @@ pub fn document() -> Value {
                 }
             }},
             "/v1/research": research_path(),
-            "/v1/answers": {"post": answers_operation()}
+            "/v1/answers": {"post": answers_operation()},
+            "/v1/card": card_path(),
+            "/v1/notes/{path}": note_path()
         }
     })
 }
@@ -165,6 +167,34 @@ fn research_path() -> Value {
             "400": error_response("no questions, too many, too long, control characters"),
             "401": error_response("missing or wrong token"),
             "413": error_response("body over the limit")
+        }
+    }})
+}
+
+/// `GET /v1/card`.
+fn card_path() -> Value {
+    json!({"get": {
+        "summary": "What the web card shows: the latest research of a session (or of all)",
+        "parameters": [{"name": "session", "in": "query", "schema": {"type": "string"}}],
+        "responses": {
+            "200": {"description": "up to --card-facts facts with answers cut to --card-answer-chars, their sources, the open questions; research is null before the first one",
+                "content": {"application/json": {"schema": {"type": "object",
+                    "required": ["session", "sessions", "marker", "research"]}}}},
+            "401": error_response("missing or wrong token")
+        }
+    }})
+}
+
+/// `GET /v1/notes/{path}`.
+fn note_path() -> Value {
+    json!({"get": {
+        "summary": "One note: markdown source and metadata (the rendered page is /notes/{path})",
+        "parameters": [{"name": "path", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+            "200": {"description": "the note", "content": {"application/json": {"schema": {"type": "object",
+                "required": ["path", "title", "tags", "modified", "size", "source"]}}}},
+            "401": error_response("missing or wrong token"),
+            "404": error_response("no such note inside the brain")
         }
     }})
 }
