@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo bench --bench bench -- index [BRAIN_DIR]
+//! cargo bench --bench bench -- research [VAULT_DIR]
 //! ```
 //!
 //! `index` measures a brain (default: the tldr-pages vault of the shared
@@ -10,9 +11,16 @@
 //! takes to become searchable while the watcher runs, search latency over
 //! queries drawn from the notes themselves, and the peak memory of it all.
 //!
+//! `research` serves a vault (default: the Obsidian help vault, all four
+//! languages as one brain) copied to a temp dir with the real HTTP server and
+//! measures `POST /v1/research` with 20 questions per request: one client
+//! sending requests one after another, then many clients at once. Questions
+//! are the evaluation questions (English, Korean) and questions made from the
+//! headings of the Japanese and Chinese notes.
+//!
 //! Performance is measured here, never by timed tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -21,6 +29,7 @@ use noggin::brain::scan_brain;
 use noggin::config::{Cli, Command};
 use noggin::index::{Index, IndexOptions, SearchFilter};
 use noggin::server::AppState;
+use serde_json::Value;
 
 /// The brain `index` measures unless told otherwise.
 const DEFAULT_BRAIN: &str = "/work/shared/eval/vaults/tldr-pages-en";
@@ -33,7 +42,27 @@ const QUERIES: usize = 200;
 /// Times each query is run for search latency.
 const SEARCH_ROUNDS: usize = 5;
 
-const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR]";
+/// The vault `research` serves unless told otherwise.
+const DEFAULT_VAULT: &str = "/work/shared/eval/vaults/obsidian-help";
+/// Evaluation question files (relative to the crate) `research` asks from.
+const EVAL_QUESTIONS: [&str; 2] = ["eval/obsidian-help-en.jsonl", "eval/obsidian-help-ko.jsonl"];
+/// Language folders of the vault whose headings become questions, with what
+/// follows a heading to ask about it in that language.
+const HEADING_QUESTIONS: [(&str, &str); 2] = [("ja", "とは何ですか？"), ("zh", "是什么？")];
+/// Heading questions made per language folder.
+const HEADINGS_PER_LANGUAGE: usize = 40;
+/// Questions in each research request (the most a request may hold).
+const QUESTIONS_PER_REQUEST: usize = 20;
+/// Requests sent before measuring.
+const WARM_UP_REQUESTS: usize = 10;
+/// Requests the single client sends, one after another.
+const SEQUENTIAL_REQUESTS: usize = 100;
+/// Clients sending requests at the same time.
+const CLIENTS: usize = 16;
+/// Requests each of the concurrent clients sends.
+const REQUESTS_PER_CLIENT: usize = 25;
+
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR]";
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -52,6 +81,8 @@ fn main() -> ExitCode {
         }
         [] | ["index"] => bench_index(Path::new(DEFAULT_BRAIN)),
         ["index", brain] => bench_index(Path::new(brain)),
+        ["research"] => bench_research(Path::new(DEFAULT_VAULT)),
+        ["research", vault] => bench_research(Path::new(vault)),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -170,6 +201,254 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
         peak_rss_kb()? as f64 / 1024.0
     );
     Ok(())
+}
+
+fn bench_research(source: &Path) -> anyhow::Result<()> {
+    let temp = tempfile::tempdir()?;
+    let brain = temp.path().join("brain");
+    copy_brain(source, &brain)?;
+    let questions = research_questions(source)?;
+    anyhow::ensure!(!questions.is_empty(), "no questions to ask");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let state = open_server_state(&brain)?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let base_url = format!("http://{}", listener.local_addr()?);
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(noggin::server::run(listener, state, async {
+            let _ = stopped.await;
+        }));
+
+        let client = http_client()?;
+        let started = Instant::now();
+        let status = loop {
+            let status: Value = client
+                .get(format!("{base_url}/v1/status"))
+                .send()
+                .await?
+                .json()
+                .await?;
+            if status["indexing"] == false && status["last_reconcile"].is_object() {
+                break status;
+            }
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(120),
+                "the first reconcile never ended"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        println!(
+            "brain: {} ({} notes, {} sections), copied to {}; first reconcile done {:.1} s after start",
+            source.display(),
+            status["notes"],
+            status["sections"],
+            brain.display(),
+            started.elapsed().as_secs_f64()
+        );
+        println!(
+            "questions: {} ({QUESTIONS_PER_REQUEST} per request, asked in turn)",
+            questions.len()
+        );
+
+        let questions = std::sync::Arc::new(questions);
+        let url = format!("{base_url}/v1/research");
+        for i in 0..WARM_UP_REQUESTS {
+            research_once(&client, &url, &questions, i).await?;
+        }
+
+        let started = Instant::now();
+        let mut run = Run::default();
+        for i in 0..SEQUENTIAL_REQUESTS {
+            run.add(research_once(&client, &url, &questions, i).await?);
+        }
+        run.report("1 client", SEQUENTIAL_REQUESTS, started.elapsed());
+
+        let started = Instant::now();
+        let mut clients = Vec::with_capacity(CLIENTS);
+        for c in 0..CLIENTS {
+            let (url, questions) = (url.clone(), questions.clone());
+            clients.push(tokio::spawn(async move {
+                let client = http_client()?;
+                let mut run = Run::default();
+                for r in 0..REQUESTS_PER_CLIENT {
+                    // Each client starts elsewhere in the questions.
+                    let i = c * 7 + r;
+                    run.add(research_once(&client, &url, &questions, i).await?);
+                }
+                anyhow::Ok(run)
+            }));
+        }
+        let mut run = Run::default();
+        for client in clients {
+            run.merge(client.await??);
+        }
+        run.report(
+            &format!("{CLIENTS} clients"),
+            CLIENTS * REQUESTS_PER_CLIENT,
+            started.elapsed(),
+        );
+
+        let _ = shutdown.send(());
+        server.await??;
+        anyhow::Ok(())
+    })?;
+    println!(
+        "peak RSS:            {:.1} MB",
+        peak_rss_kb()? as f64 / 1024.0
+    );
+    Ok(())
+}
+
+fn http_client() -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder().no_proxy().build()?)
+}
+
+/// Latencies and answers of a series of research requests.
+#[derive(Default)]
+struct Run {
+    latencies: Vec<Duration>,
+    asked: usize,
+    answered: usize,
+    took_ms: Vec<u64>,
+}
+
+/// One research request's outcome.
+struct Researched {
+    latency: Duration,
+    asked: usize,
+    answered: usize,
+    took_ms: u64,
+}
+
+impl Run {
+    fn add(&mut self, r: Researched) {
+        self.latencies.push(r.latency);
+        self.asked += r.asked;
+        self.answered += r.answered;
+        self.took_ms.push(r.took_ms);
+    }
+
+    fn merge(&mut self, other: Run) {
+        self.latencies.extend(other.latencies);
+        self.asked += other.asked;
+        self.answered += other.answered;
+        self.took_ms.extend(other.took_ms);
+    }
+
+    fn report(mut self, name: &str, requests: usize, wall: Duration) {
+        self.latencies.sort();
+        self.took_ms.sort();
+        let took = |p: f64| {
+            let rank = ((self.took_ms.len() as f64 * p).ceil() as usize).max(1);
+            self.took_ms.get(rank - 1).copied().unwrap_or(0)
+        };
+        println!(
+            "research, {name:<10} p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms, max {:.1} ms; {:.1} requests/s  ({requests} requests; server took_ms p50 {}, p95 {}; answered {}/{} = {:.0}%)",
+            ms(percentile(&self.latencies, 0.50)),
+            ms(percentile(&self.latencies, 0.95)),
+            ms(percentile(&self.latencies, 0.99)),
+            ms(*self.latencies.last().unwrap_or(&Duration::ZERO)),
+            requests as f64 / wall.as_secs_f64(),
+            took(0.50),
+            took(0.95),
+            self.answered,
+            self.asked,
+            100.0 * self.answered as f64 / self.asked.max(1) as f64
+        );
+    }
+}
+
+/// Sends the `i`-th request: the next 20 questions, wrapping around.
+async fn research_once(
+    client: &reqwest::Client,
+    url: &str,
+    questions: &[String],
+    i: usize,
+) -> anyhow::Result<Researched> {
+    let asked: Vec<&String> = (0..QUESTIONS_PER_REQUEST)
+        .map(|k| &questions[(i * QUESTIONS_PER_REQUEST + k) % questions.len()])
+        .collect();
+    let body = serde_json::json!({ "prompt": "", "questions": asked });
+    let started = Instant::now();
+    let response = client.post(url).json(&body).send().await?;
+    let code = response.status();
+    let body: Value = response.json().await?;
+    let latency = started.elapsed();
+    anyhow::ensure!(code.is_success(), "research answered {code}: {body}");
+    Ok(Researched {
+        latency,
+        asked: asked.len(),
+        answered: body["answered"].as_array().map_or(0, Vec::len),
+        took_ms: body["took_ms"].as_u64().unwrap_or(0),
+    })
+}
+
+/// The questions `research` asks, interleaved so every request mixes
+/// languages: the evaluation questions, then one per heading of evenly
+/// spread Japanese and Chinese notes.
+fn research_questions(vault: &Path) -> anyhow::Result<Vec<String>> {
+    let mut sources: Vec<Vec<String>> = Vec::new();
+    for file in EVAL_QUESTIONS {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let mut asked = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let entry: Value = serde_json::from_str(line)?;
+            if let Some(q) = entry["question"].as_str() {
+                asked.push(q.to_string());
+            }
+        }
+        sources.push(asked);
+    }
+    for (language, ask) in HEADING_QUESTIONS {
+        let folder = vault.join(language);
+        if folder.is_dir() {
+            let headings = headings_of(&folder)?;
+            let step = (headings.len() / HEADINGS_PER_LANGUAGE).max(1);
+            sources.push(
+                headings
+                    .iter()
+                    .step_by(step)
+                    .take(HEADINGS_PER_LANGUAGE)
+                    .map(|h| format!("{h}{ask}"))
+                    .collect(),
+            );
+        }
+    }
+    let longest = sources.iter().map(Vec::len).max().unwrap_or(0);
+    Ok((0..longest)
+        .flat_map(|i| sources.iter().filter_map(move |s| s.get(i).cloned()))
+        .collect())
+}
+
+/// The `##` headings of the notes below `folder` (outside code blocks), in
+/// path order.
+fn headings_of(folder: &Path) -> anyhow::Result<Vec<String>> {
+    let mut notes: Vec<PathBuf> = walkdir::WalkDir::new(folder)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "md"))
+        .map(|e| e.into_path())
+        .collect();
+    notes.sort();
+    let mut headings = Vec::new();
+    for note in notes {
+        let mut in_code = false;
+        for line in std::fs::read_to_string(&note)?.lines() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+            } else if let Some(heading) = line.strip_prefix("## ").filter(|_| !in_code) {
+                let heading = heading.trim();
+                if heading.chars().count() >= 2 && !heading.contains(['[', '`', '<']) {
+                    headings.push(heading.to_string());
+                }
+            }
+        }
+    }
+    Ok(headings)
 }
 
 /// Copies the notes of `source` (not its index) into `to`.

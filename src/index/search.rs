@@ -135,6 +135,14 @@ impl Index {
         (df, searcher.num_docs())
     }
 
+    /// Number of passages in notes under `folder` (relative to the brain).
+    pub fn folder_sections(&self, folder: &str) -> u64 {
+        let folder = folder.trim_matches('/');
+        self.searcher()
+            .doc_freq(&Term::from_field_text(self.fields().folders, folder))
+            .unwrap_or(0)
+    }
+
     /// The best `limit` passages for the given analyzed terms.
     pub fn search_sections(
         &self,

@@ -11,6 +11,13 @@
 //! answered when it reaches the threshold.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
+
+/// Sets of analyzed words, hashed fast: they are probed for every question
+/// term in every sentence.
+type WordSet = HashSet<String, Xxh3DefaultBuilder>;
 
 use tantivy::tokenizer::TextAnalyzer;
 
@@ -22,7 +29,7 @@ use super::question::{answer_kind, informative_text, offers, type_noun, vague_ti
 use super::sentences::sentence_spans;
 
 /// Passages retrieved per question before sentences are scored.
-const PASSAGES_PER_QUESTION: usize = 12;
+const PASSAGES_PER_QUESTION: usize = 8;
 /// Credit for a question term found only around the sentence.
 const CONTEXT_CREDIT: f32 = 0.5;
 /// Weight of the noun naming the kind of answer ("what *city*").
@@ -54,17 +61,83 @@ struct Rival {
     ord: u64,
     span: (usize, usize),
     confidence: f32,
-    /// Its analyzed words that are neither in the question nor stop words.
-    content: HashSet<String>,
+    tokens: Arc<SectionTokens>,
+    /// Which sentence of the section.
+    sentence: usize,
+}
+
+/// A passage's sentences and their analyzed words, and the words of its
+/// title and heading.
+pub struct SectionTokens {
+    spans: Vec<(usize, usize)>,
+    sets: Vec<WordSet>,
+    around: WordSet,
+}
+
+/// Passages whose words are kept between requests; beyond it the cache
+/// starts over.
+const TOKEN_CACHE_SECTIONS: usize = 50_000;
+
+/// Analyzing sentences is most of the work of research, and the same
+/// passages come back for many questions: their words are cached under a
+/// hash of their text, so an edited passage is simply a new entry.
+static TOKEN_CACHE: LazyLock<Mutex<HashMap<u64, Arc<SectionTokens>>>> =
+    LazyLock::new(Mutex::default);
+
+fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
+    let mut hasher = Xxh3::new();
+    for part in [&section.title, &section.heading, &section.text] {
+        hasher.update(part.as_bytes());
+        hasher.update(&[0]);
+    }
+    let key = hasher.digest();
+    if let Some(found) = TOKEN_CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+    {
+        return found.clone();
+    }
+    let mut analyzer = text_analyzer();
+    let text = &section.text;
+    let spans = sentence_spans(text);
+    let sets = spans
+        .iter()
+        .map(|&(s, e)| token_set(&mut analyzer, &text[s..e]))
+        .collect();
+    let around = token_set(
+        &mut analyzer,
+        &format!("{} {}", section.title, section.heading),
+    );
+    let tokens = Arc::new(SectionTokens {
+        spans,
+        sets,
+        around,
+    });
+    let mut cache = TOKEN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= TOKEN_CACHE_SECTIONS {
+        cache.clear();
+    }
+    cache.insert(key, tokens.clone());
+    tokens
 }
 
 /// True when a sentence says much the same as the answer.
-fn agrees(content: &HashSet<String>, answer: &HashSet<String>) -> bool {
+fn agrees(content: &HashSet<&str>, answer: &HashSet<&str>) -> bool {
     if content.is_empty() {
         return false;
     }
     let common = content.intersection(answer).count() as f32;
     common / content.len().min(answer.len()).max(1) as f32 >= AGREEMENT
+}
+
+/// A rival sentence's words that are neither asked about nor stop words.
+fn content_words<'a>(rival: &'a Rival, asked: &HashSet<&str>) -> HashSet<&'a str> {
+    rival.tokens.sets[rival.sentence]
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !asked.contains(t) && !is_stopword(t))
+        .collect()
 }
 
 /// Words that open a sentence which leans on the one before ("He made Ralph
@@ -190,23 +263,20 @@ pub fn find_evidence(
             sections.push(section.clone());
         }
     }
-    let mut analyzer = text_analyzer();
     let mut best_by_note: HashMap<String, NoteFinding> = HashMap::new();
     // Every sentence's score, to find the best one's closest rival.
     let mut all: Vec<Rival> = Vec::new();
-    let asked: HashSet<&str> = question.terms.iter().map(|(t, _)| t.as_str()).collect();
     for section in sections {
-        let scored = score_sentences(&mut analyzer, question, &section);
-        for sentence in &scored {
-            let (s, e) = sentence.span;
-            let mut content = token_set(&mut analyzer, &section.text[s..e]);
-            content.retain(|t| !asked.contains(t.as_str()) && !is_stopword(t));
+        let tokens = section_tokens(&section);
+        let scored = score_sentences(question, &section, &tokens);
+        for (i, sentence) in scored.iter().enumerate() {
             all.push(Rival {
                 path: section.path.clone(),
                 ord: section.ord,
                 span: sentence.span,
                 confidence: sentence.confidence,
-                content,
+                tokens: tokens.clone(),
+                sentence: i,
             });
         }
         // On a tie the earlier sentence wins: notes tend to state a thing
@@ -251,16 +321,18 @@ pub fn find_evidence(
                 && r.span.0 >= bs
                 && r.span.1 <= be
         };
-        let answer_content: HashSet<String> = all
+        let asked: HashSet<&str> = question.terms.iter().map(|(t, _)| t.as_str()).collect();
+        let answer_content: HashSet<&str> = all
             .iter()
             .filter(|r| is_answer(r))
-            .flat_map(|r| r.content.iter().cloned())
+            .flat_map(|r| content_words(r, &asked))
             .collect();
-        let runner_up = all
+        let mut rivals: Vec<&Rival> = all.iter().filter(|r| !is_answer(r)).collect();
+        rivals.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+        let runner_up = rivals
             .iter()
-            .filter(|r| !is_answer(r) && !agrees(&r.content, &answer_content))
-            .map(|r| r.confidence)
-            .fold(0.0f32, f32::max);
+            .find(|r| !agrees(&content_words(r, &asked), &answer_content))
+            .map_or(0.0, |r| r.confidence);
         let confidence = best.sentence.confidence;
         best.sentence.confidence = (confidence
             - RUNNER_UP_WEIGHT * (runner_up - (confidence - RUNNER_UP_GAP)).max(0.0))
@@ -269,7 +341,7 @@ pub fn find_evidence(
     findings
 }
 
-fn token_set(analyzer: &mut TextAnalyzer, text: &str) -> HashSet<String> {
+fn token_set(analyzer: &mut TextAnalyzer, text: &str) -> WordSet {
     analyze(analyzer, text)
         .into_iter()
         .map(|t| t.text)
@@ -287,22 +359,20 @@ fn leans_on_previous(sentence: &str) -> bool {
 
 /// Scores every sentence of a passage.
 fn score_sentences(
-    analyzer: &mut TextAnalyzer,
     question: &QuestionTerms,
     section: &SectionHit,
+    tokens: &SectionTokens,
 ) -> Vec<ScoredSentence> {
     let text = &section.text;
-    let spans = sentence_spans(text);
-    let sets: Vec<HashSet<String>> = spans
-        .iter()
-        .map(|&(s, e)| token_set(analyzer, &text[s..e]))
-        .collect();
-    let around = token_set(analyzer, &format!("{} {}", section.title, section.heading));
+    let spans = &tokens.spans;
+    let sets = &tokens.sets;
+    let around = &tokens.around;
     let total = question.total_weight();
-    let offers_at = |i: usize| {
-        let (s, e) = spans[i];
-        offers(question.kind, &text[s..e], &question.question)
-    };
+    let offered: Vec<bool> = spans
+        .iter()
+        .map(|&(s, e)| offers(question.kind, &text[s..e], &question.question))
+        .collect();
+    let offers_at = |i: usize| offered[i];
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let mut own = 0.0;

@@ -291,14 +291,18 @@ fn gather(
     let slots = (request.questions.len() * settings.notes_per_question).max(1);
     let excerpt_chars = (settings.evidence_budget_chars / slots).min(600);
     let mut weights = Weights::new(index);
+    let has_stored_answers = index.folder_sections(&settings.knowledge_folder) > 0;
     let gathered = request
         .questions
         .iter()
         .map(|asked| {
             let question = asked.trim();
-            let stored =
-                find_stored_answer(index, &mut weights, &settings.knowledge_folder, question);
             let terms = weights.question_terms(question);
+            let stored = if has_stored_answers {
+                find_stored_answer(index, &mut weights, &settings.knowledge_folder, &terms)
+            } else {
+                None
+            };
             let mut findings = find_evidence(index, &terms, &context.sections);
             if let Some(stored) = &stored {
                 // The stored answer's note comes first.

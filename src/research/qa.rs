@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::brain::parse::{date_prefix, HEADING_SEPARATOR};
 use crate::index::{Index, SearchFilter, SectionHit};
 
-use super::decider::Weights;
+use super::decider::{QuestionTerms, Weights};
 use super::question::informative_text;
 
 /// Heading prefix of a stored question.
@@ -54,9 +54,8 @@ pub fn find_stored_answer(
     index: &Index,
     weights: &mut Weights<'_>,
     folder: &str,
-    question: &str,
+    asked: &QuestionTerms,
 ) -> Option<StoredAnswer> {
-    let asked = weights.question_terms(question);
     if asked.terms.is_empty() {
         return None;
     }

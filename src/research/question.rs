@@ -274,20 +274,21 @@ static HOW_ADJECTIVE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
-static YEAR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\b(1[0-9]{3}|20[0-9]{2})s?\b").expect("static regex"));
+static YEAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)(1[0-9]{3}|20[0-9]{2})s?(?-u:\b)").expect("static regex")
+});
 /// Words and patterns that pin a time down: a month, a weekday, a clock
 /// time, a date.
 static TIME_STRONG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|noon|midnight)\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}(st|nd|rd|th)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d+\s*(am|pm|h)\b",
+        r"(?i)(?-u:\b)(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday|mondays|tuesdays|wednesdays|thursdays|fridays|noon|midnight)(?-u:\b)|(?-u:\b)\d{1,2}:\d{2}(?-u:\b)|(?-u:\b)\d{1,2}(st|nd|rd|th)(?-u:\b)|(?-u:\b)\d{4}-\d{2}-\d{2}(?-u:\b)|(?-u:\b)\d+\s*(am|pm|h)(?-u:\b)",
     )
     .expect("static regex")
 });
 /// Words that speak of time without pinning it down.
 static TIME_WEAK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\b(weekly|daily|monthly|yearly|annually|century|centuries|decade|decades|today|tomorrow|yesterday|morning|afternoon|evening|night|spring|summer|autumn|fall|winter|week|weeks|day|days|month|months|year|years|hour|hours|minutes|ago)\b",
+        r"(?i)(?-u:\b)(weekly|daily|monthly|yearly|annually|century|centuries|decade|decades|today|tomorrow|yesterday|morning|afternoon|evening|night|spring|summer|autumn|fall|winter|week|weeks|day|days|month|months|year|years|hour|hours|minutes|ago)(?-u:\b)",
     )
     .expect("static regex")
 });
@@ -296,7 +297,7 @@ static CJK_TIME: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|dozen|dozens|half|single|double|twice|once)\b|[一二三四五六七八九十百千万億亿两]|[하한두세네다섯여섯일곱여덟아홉열]\s?(개|명|번|시간|분|가지)")
+    Regex::new(r"(?i)\d|(?-u:\b)(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|hundreds|thousand|thousands|million|millions|billion|billions|dozen|dozens|half|single|double|twice|once)(?-u:\b)|[一二三四五六七八九十百千万億亿两]|[하한두세네다섯여섯일곱여덟아홉열]\s?(개|명|번|시간|분|가지)")
         .expect("static regex")
 });
 static PERCENT_ASKED: LazyLock<Regex> =
@@ -322,9 +323,13 @@ static CAPITALIZED: LazyLock<Regex> =
 /// True when `sentence` contains something of the asked-for kind that the
 /// question itself does not already contain.
 pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
+    if kind == AnswerKind::Other {
+        return true;
+    }
+    let lower = question.to_lowercase();
     let new_match = |re: &Regex| {
         re.find_iter(sentence)
-            .any(|m| !question.to_lowercase().contains(&m.as_str().to_lowercase()))
+            .any(|m| !lower.contains(&m.as_str().to_lowercase()))
     };
     let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
     match kind {
@@ -348,21 +353,35 @@ pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
 /// True when a sentence speaks of time only vaguely ("every week") where a
 /// "when" question wants it pinned down ("Tuesday after 14:00").
 pub fn vague_time(sentence: &str, question: &str) -> bool {
+    let question = question.to_lowercase();
     let new_match = |re: &Regex| {
         re.find_iter(sentence)
-            .any(|m| !question.to_lowercase().contains(&m.as_str().to_lowercase()))
+            .any(|m| !question.contains(&m.as_str().to_lowercase()))
     };
     let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
     !(new_match(&YEAR) || new_match(&TIME_STRONG) || (cjk && new_match(&CJK_TIME)))
 }
 
+/// Words that often open a sentence without naming anyone.
+const COMMON_OPENERS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "we",
+    "you", "i", "his", "her", "their", "our", "my", "your", "in", "on", "at", "for", "from", "to",
+    "of", "by", "with", "as", "after", "before", "when", "while", "if", "since", "during", "there",
+    "here", "some", "many", "most", "all", "each", "every", "no", "not", "but", "and", "or", "so",
+    "however", "also", "then", "today", "role", "note", "see",
+];
+
 /// A capitalized word that is not the first of the sentence and not in the
 /// question.
 fn has_new_name(sentence: &str, question: &str) -> bool {
     let question = question.to_lowercase();
-    CAPITALIZED
-        .find_iter(sentence)
-        .any(|m| m.start() > 0 && !question.contains(&m.as_str().to_lowercase()))
+    CAPITALIZED.find_iter(sentence).any(|m| {
+        let word = m.as_str().to_lowercase();
+        // At the start of a sentence every word is capitalized: only a
+        // word that is not a common one counts there ("Jonas owns …").
+        let opening = sentence[..m.start()].trim().is_empty();
+        (!opening || !COMMON_OPENERS.contains(&word.as_str())) && !question.contains(&word)
+    })
 }
 
 #[cfg(test)]
@@ -441,6 +460,11 @@ mod tests {
         assert!(offers(
             AnswerKind::Person,
             "The payments service is owned by Jonas Weber.",
+            "Who owns the payments service?"
+        ));
+        assert!(offers(
+            AnswerKind::Person,
+            "Jonas owns the payments service.",
             "Who owns the payments service?"
         ));
         assert!(!offers(

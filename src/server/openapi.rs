@@ -43,10 +43,9 @@ fn answers_operation() -> Value {
                         "question": {"type": "string"},
                         "reason": {"type": "string", "enum": ["self-research", "too-short", "empty", "duplicate", "disabled"]}}}}
                 }}}}},
-            "400": error_response("empty or too long prompt, too many entries, a question with a control character, too long question or answer"),
+            "400": error_response("not the expected JSON, empty or too long prompt, too many entries, a question with a control character, too long question or answer"),
             "401": error_response("missing or wrong token"),
-            "413": error_response("body too large"),
-            "422": error_response("body is not the expected JSON")
+            "413": error_response("body too large")
         }
     })
 }
