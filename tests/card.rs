@@ -184,6 +184,32 @@ async fn the_card_shows_a_few_facts_cut_short_with_their_sources() {
     server.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_follows_its_settings() {
+    let brain = brain();
+    let options = ServerOptions {
+        args: ["--card-facts", "2", "--card-answer-chars", "40"]
+            .map(String::from)
+            .to_vec(),
+        ..ServerOptions::default()
+    };
+    let server = TestServer::start_with(&brain, options).await;
+    research(&server, "editor", &QUESTIONS).await;
+    let body = card(&server, "").await;
+    assert_eq!(
+        (body["max_facts"].clone(), body["answer_chars"].clone()),
+        (json!(2), json!(40))
+    );
+    let facts = body["research"]["facts"].as_array().expect("facts");
+    assert_eq!(facts.len(), 2, "{body}");
+    for fact in facts {
+        let answer = fact["answer"].as_str().expect("answer");
+        assert!(answer.chars().count() <= 40, "{answer}");
+        assert_eq!(fact["cut"], answer.ends_with('…'), "{fact}");
+    }
+    server.stop().await;
+}
+
 /// Reads server-sent events until one of type `card` satisfies `wanted`.
 async fn next_card(
     response: &mut reqwest::Response,
