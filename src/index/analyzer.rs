@@ -29,6 +29,20 @@ pub fn text_analyzer() -> TextAnalyzer {
         .build()
 }
 
+thread_local! {
+    /// Building an analyzer allocates its stemmer; each thread keeps one.
+    static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(text_analyzer());
+}
+
+/// Runs `f` with this thread's analyzer.
+pub fn with_analyzer<R>(f: impl FnOnce(&mut TextAnalyzer) -> R) -> R {
+    ANALYZER.with(|a| match a.try_borrow_mut() {
+        Ok(mut analyzer) => f(&mut analyzer),
+        // Only when `f` itself asks again: give it a fresh one.
+        Err(_) => f(&mut text_analyzer()),
+    })
+}
+
 /// Runs the analyzer over `text` and returns the tokens (text and byte offsets).
 pub fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<Token> {
     let mut stream = analyzer.token_stream(text);

@@ -14,7 +14,7 @@ use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, Te
 use tantivy::schema::{IndexRecordOption, Term, Value};
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
-use super::analyzer::{analyze, text_analyzer};
+use super::analyzer::{analyze, text_analyzer, with_analyzer};
 use super::{Error, Fields, Index};
 
 /// Score multipliers for a match in the title or heading instead of the text.
@@ -113,7 +113,7 @@ impl Index {
     /// nothing else is left.
     pub fn query_terms(&self, text: &str) -> Vec<String> {
         let mut seen = HashSet::new();
-        let all: Vec<String> = analyze(&mut text_analyzer(), text)
+        let all: Vec<String> = with_analyzer(|a| analyze(a, text))
             .into_iter()
             .map(|t| t.text)
             .filter(|t| seen.insert(t.clone()))
@@ -330,7 +330,7 @@ pub fn escape_html(text: &str) -> String {
 /// where they overlap (CJK bigrams do).
 pub fn match_ranges(text: &str, terms: &HashSet<&str>) -> Vec<(usize, usize)> {
     let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for token in analyze(&mut text_analyzer(), text) {
+    for token in with_analyzer(|a| analyze(a, text)) {
         if !terms.contains(token.text.as_str()) {
             continue;
         }

@@ -21,11 +21,13 @@ type WordSet = HashSet<String, Xxh3DefaultBuilder>;
 
 use tantivy::tokenizer::TextAnalyzer;
 
-use crate::index::analyzer::{analyze, text_analyzer};
+use crate::index::analyzer::{analyze, with_analyzer};
 use crate::index::search::is_stopword;
 use crate::index::{Index, SearchFilter, SectionHit};
 
-use super::question::{answer_kind, informative_text, offers, type_noun, vague_time, AnswerKind};
+use super::question::{
+    answer_kind, informative_text, offers_lower, type_noun, vague_time_lower, AnswerKind,
+};
 use super::sentences::sentence_spans;
 
 /// Passages retrieved per question before sentences are scored.
@@ -98,17 +100,16 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     {
         return found.clone();
     }
-    let mut analyzer = text_analyzer();
     let text = &section.text;
     let spans = sentence_spans(text);
-    let sets = spans
-        .iter()
-        .map(|&(s, e)| token_set(&mut analyzer, &text[s..e]))
-        .collect();
-    let around = token_set(
-        &mut analyzer,
-        &format!("{} {}", section.title, section.heading),
-    );
+    let (sets, around) = with_analyzer(|analyzer| {
+        let sets = spans
+            .iter()
+            .map(|&(s, e)| token_set(analyzer, &text[s..e]))
+            .collect();
+        let around = token_set(analyzer, &format!("{} {}", section.title, section.heading));
+        (sets, around)
+    });
     let tokens = Arc::new(SectionTokens {
         spans,
         sets,
@@ -150,6 +151,8 @@ const LEANING_OPENERS: &[&str] = &[
 /// A question ready to be scored against sentences.
 pub struct QuestionTerms {
     pub question: String,
+    /// The question in lower case, for the answer-kind checks.
+    pub lower: String,
     pub kind: AnswerKind,
     /// Analyzed informative terms and their weights (IDF, less for the
     /// type noun).
@@ -193,7 +196,7 @@ impl<'a> Weights<'a> {
         let terms = self.index.query_terms(&informative_text(question));
         let type_terms: HashSet<String> = type_noun(question)
             .map(|noun| {
-                analyze(&mut text_analyzer(), &noun)
+                with_analyzer(|a| analyze(a, &noun))
                     .into_iter()
                     .map(|t| t.text)
                     .collect()
@@ -201,6 +204,7 @@ impl<'a> Weights<'a> {
             .unwrap_or_default();
         QuestionTerms {
             question: question.to_string(),
+            lower: question.to_lowercase(),
             kind: answer_kind(question),
             terms: terms
                 .into_iter()
@@ -370,19 +374,31 @@ fn score_sentences(
     let total = question.total_weight();
     let offered: Vec<bool> = spans
         .iter()
-        .map(|&(s, e)| offers(question.kind, &text[s..e], &question.question))
+        .map(|&(s, e)| offers_lower(question.kind, &text[s..e], &question.lower))
         .collect();
     let offers_at = |i: usize| offered[i];
+    // Which question terms each sentence (and the title and heading) has:
+    // one lookup per term and sentence.
+    let n = question.terms.len();
+    let has: Vec<bool> = sets
+        .iter()
+        .flat_map(|set| question.terms.iter().map(move |(t, _)| set.contains(t)))
+        .collect();
+    let around_has: Vec<bool> = question
+        .terms
+        .iter()
+        .map(|(t, _)| around.contains(t))
+        .collect();
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let mut own = 0.0;
         let mut near = 0.0;
-        for (term, weight) in &question.terms {
-            if sets[i].contains(term) {
+        for (k, (_, weight)) in question.terms.iter().enumerate() {
+            if has[i * n + k] {
                 own += weight;
-            } else if around.contains(term)
-                || (i > 0 && sets[i - 1].contains(term))
-                || sets.get(i + 1).is_some_and(|set| set.contains(term))
+            } else if around_has[k]
+                || (i > 0 && has[(i - 1) * n + k])
+                || (i + 1 < spans.len() && has[(i + 1) * n + k])
             {
                 near += weight;
             }
@@ -405,11 +421,16 @@ fn score_sentences(
         }
         answer_span.1 = spans[last].1;
         let mut confidence = coverage;
-        if !offers(
-            question.kind,
-            &text[answer_span.0..answer_span.1],
-            &question.question,
-        ) {
+        let answer_offers = if answer_span == (s, e) {
+            offered[i]
+        } else {
+            offers_lower(
+                question.kind,
+                &text[answer_span.0..answer_span.1],
+                &question.lower,
+            )
+        };
+        if !answer_offers {
             if last + 1 < spans.len() && offers_at(last + 1) {
                 answer_span.1 = spans[last + 1].1;
             } else if i > 0 && offers_at(i - 1) {
@@ -421,7 +442,7 @@ fn score_sentences(
             }
         }
         if question.kind == AnswerKind::Time
-            && vague_time(&text[answer_span.0..answer_span.1], &question.question)
+            && vague_time_lower(&text[answer_span.0..answer_span.1], &question.lower)
         {
             confidence *= VAGUE_TIME_FACTOR;
         }

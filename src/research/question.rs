@@ -323,10 +323,15 @@ static CAPITALIZED: LazyLock<Regex> =
 /// True when `sentence` contains something of the asked-for kind that the
 /// question itself does not already contain.
 pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
+    offers_lower(kind, sentence, &question.to_lowercase())
+}
+
+/// [`offers`] for a question already in lower case.
+pub fn offers_lower(kind: AnswerKind, sentence: &str, lower: &str) -> bool {
     if kind == AnswerKind::Other {
         return true;
     }
-    let lower = question.to_lowercase();
+    let question = lower;
     let new_match = |re: &Regex| {
         re.find_iter(sentence)
             .any(|m| !lower.contains(&m.as_str().to_lowercase()))
@@ -353,7 +358,11 @@ pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
 /// True when a sentence speaks of time only vaguely ("every week") where a
 /// "when" question wants it pinned down ("Tuesday after 14:00").
 pub fn vague_time(sentence: &str, question: &str) -> bool {
-    let question = question.to_lowercase();
+    vague_time_lower(sentence, &question.to_lowercase())
+}
+
+/// [`vague_time`] for a question already in lower case.
+pub fn vague_time_lower(sentence: &str, question: &str) -> bool {
     let new_match = |re: &Regex| {
         re.find_iter(sentence)
             .any(|m| !question.contains(&m.as_str().to_lowercase()))
@@ -374,7 +383,7 @@ const COMMON_OPENERS: &[&str] = &[
 /// A capitalized word that is not the first of the sentence and not in the
 /// question.
 fn has_new_name(sentence: &str, question: &str) -> bool {
-    let question = question.to_lowercase();
+    // `question` is in lower case.
     CAPITALIZED.find_iter(sentence).any(|m| {
         let word = m.as_str().to_lowercase();
         // At the start of a sentence every word is capitalized: only a
