@@ -144,6 +144,19 @@ pub fn cap_on_sentence(text: &str, cap_chars: usize) -> String {
     format!("{}{CUT_MARKER}", text[..end].trim_end())
 }
 
+/// `text` in at most `max_chars` characters, "…" included, cut at a word
+/// when one is near the end; and whether it was cut.
+pub fn cut_on_word(text: &str, max_chars: usize) -> (String, bool) {
+    let text = text.trim();
+    if text.chars().count() <= max_chars {
+        return (text.to_string(), false);
+    }
+    let room = max_chars.saturating_sub(CUT_MARKER.chars().count());
+    let end = word_cut(text, room);
+    let kept = text[..end].trim_end_matches(|c: char| c.is_whitespace() || ",;:–—-".contains(c));
+    (format!("{kept}{CUT_MARKER}"), true)
+}
+
 /// Byte index of the last word boundary within `room` characters.
 pub fn word_cut(text: &str, room: usize) -> usize {
     let limit = text.char_indices().nth(room).map_or(text.len(), |(i, _)| i);

@@ -25,6 +25,7 @@ use crate::index::analyzer::{analyze, with_analyzer};
 use crate::index::search::is_stopword;
 use crate::index::{Index, SearchFilter, SectionHit};
 
+use super::context::cut_on_word;
 use super::question::{
     answer_kind, informative_text, offers_lower, type_noun, vague_time_lower, AnswerKind,
 };
@@ -473,7 +474,7 @@ pub fn excerpt(finding: &NoteFinding, max_chars: usize) -> String {
     let text = &finding.section.text;
     let spans = sentence_spans(text);
     let Some(at) = spans.iter().position(|&s| s == finding.sentence.span) else {
-        return cut(text, max_chars);
+        return cut_on_word(text, max_chars).0;
     };
     let (mut start, mut end) = spans[at];
     let (mut lo, mut hi) = (at, at);
@@ -493,13 +494,5 @@ pub fn excerpt(finding: &NoteFinding, max_chars: usize) -> String {
             break;
         }
     }
-    cut(&text[start..end], max_chars)
-}
-
-fn cut(text: &str, max_chars: usize) -> String {
-    if text.chars().count() <= max_chars {
-        return text.to_string();
-    }
-    let end = super::context::word_cut(text, max_chars.saturating_sub(1));
-    format!("{}{}", text[..end].trim_end(), super::context::CUT_MARKER)
+    cut_on_word(&text[start..end], max_chars).0
 }

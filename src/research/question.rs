@@ -357,11 +357,7 @@ pub fn offers_lower(kind: AnswerKind, sentence: &str, lower: &str) -> bool {
 
 /// True when a sentence speaks of time only vaguely ("every week") where a
 /// "when" question wants it pinned down ("Tuesday after 14:00").
-pub fn vague_time(sentence: &str, question: &str) -> bool {
-    vague_time_lower(sentence, &question.to_lowercase())
-}
-
-/// [`vague_time`] for a question already in lower case.
+/// The question must be in lower case.
 pub fn vague_time_lower(sentence: &str, question: &str) -> bool {
     let new_match = |re: &Regex| {
         re.find_iter(sentence)

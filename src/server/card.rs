@@ -25,7 +25,7 @@ use tokio_stream::wrappers::WatchStream;
 use super::error::{ApiError, AppQuery};
 use super::render::note_link;
 use super::{constant_time_eq, AppState};
-use crate::research::context::{word_cut, CUT_MARKER, REQUEST_CONTEXT_PATH};
+use crate::research::context::{cut_on_word, REQUEST_CONTEXT_PATH};
 use crate::research::log::ResearchRecord;
 use crate::research::{Evidence, MAX_SESSION_CHARS};
 
@@ -246,19 +246,6 @@ fn sources(evidence: &[Evidence]) -> Vec<Source> {
         });
     }
     sources
-}
-
-/// `text` in at most `max_chars` characters, "…" included, cut at a word
-/// when one is near the end; and whether it was cut.
-pub fn cut_on_word(text: &str, max_chars: usize) -> (String, bool) {
-    let text = text.trim();
-    if text.chars().count() <= max_chars {
-        return (text.to_string(), false);
-    }
-    let room = max_chars.saturating_sub(CUT_MARKER.chars().count());
-    let end = word_cut(text, room);
-    let kept = text[..end].trim_end_matches(|c: char| c.is_whitespace() || ",;:–—-".contains(c));
-    (format!("{kept}{CUT_MARKER}"), true)
 }
 
 /// The pass that lets this browser open rendered notes, made once per
