@@ -140,6 +140,41 @@ impl From<&CardArgs> for CardSettings {
     }
 }
 
+/// Where the notes written from the user's answers live: shared by
+/// research (which reads them) and write-back (which writes them).
+#[derive(Debug, Clone, Args)]
+pub struct KnowledgeFolderArg {
+    /// Folder of the notes written from the user's answers, relative to the brain.
+    #[arg(
+        long,
+        env = "NOGGIN_KNOWLEDGE_FOLDER",
+        default_value = "Alignment Knowledge",
+        value_name = "DIR"
+    )]
+    pub knowledge_folder: String,
+}
+
+impl KnowledgeFolderArg {
+    /// The folder, relative and `/`-separated, or why it cannot be used.
+    pub fn validated(&self) -> anyhow::Result<String> {
+        let folder = &self.knowledge_folder;
+        let unified = folder.trim().replace('\\', "/");
+        let parts: Vec<&str> = unified.split('/').filter(|p| !p.is_empty()).collect();
+        let hidden = |p: &&str| p.starts_with('.') || *p == "node_modules";
+        if parts.is_empty()
+            || unified.starts_with('/')
+            || unified.contains(':')
+            || parts.iter().any(hidden)
+        {
+            anyhow::bail!(
+                "--knowledge-folder {folder:?} must be a visible folder inside the brain \
+                 (relative, no `..`, no hidden parts), or its notes would not be indexed"
+            );
+        }
+        Ok(parts.join("/"))
+    }
+}
+
 /// How self-research gathers evidence and decides.
 #[derive(Debug, Clone, Args)]
 pub struct ResearchArgs {
@@ -174,14 +209,8 @@ pub struct ResearchArgs {
     #[arg(long, env = "NOGGIN_ANSWER_THRESHOLD", default_value_t = crate::research::DEFAULT_THRESHOLD, value_name = "CONFIDENCE")]
     pub answer_threshold: f32,
 
-    /// Folder of the notes written from the user's answers, relative to the brain.
-    #[arg(
-        long,
-        env = "NOGGIN_KNOWLEDGE_FOLDER",
-        default_value = "Alignment Knowledge",
-        value_name = "DIR"
-    )]
-    pub knowledge_folder: String,
+    #[command(flatten)]
+    pub folder: KnowledgeFolderArg,
 
     /// An OpenAI-compatible API (e.g. http://127.0.0.1:8080/v1) whose
     /// /chat/completions decides instead of the local decider (which remains
@@ -223,14 +252,7 @@ impl ResearchArgs {
         if !(0.0..=1.0).contains(&self.answer_threshold) {
             anyhow::bail!("--answer-threshold must be between 0 and 1");
         }
-        let folder = self.knowledge_folder.trim_matches('/');
-        if folder.is_empty()
-            || std::path::Path::new(folder)
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            anyhow::bail!("--knowledge-folder must be a folder inside the brain");
-        }
+        let folder = self.folder.validated()?;
         let llm = match self.llm_url.as_deref().filter(|u| !u.trim().is_empty()) {
             None => None,
             Some(url) => {
@@ -253,7 +275,7 @@ impl ResearchArgs {
             notes_per_question: self.notes_per_question as usize,
             evidence_budget_chars: self.evidence_budget_chars,
             threshold: self.answer_threshold,
-            knowledge_folder: folder.to_string(),
+            knowledge_folder: folder,
             llm,
         })
     }
@@ -288,7 +310,7 @@ impl ServeArgs {
             anyhow::bail!("--poll-interval-ms must be at least 1");
         }
         let research = self.research.research_settings(&self.brain.brain)?;
-        let knowledge = self.knowledge.settings(&self.research.knowledge_folder)?;
+        let knowledge = self.knowledge.settings(&self.research.folder)?;
         Ok(ServerConfig {
             brain: self.brain,
             addr: self.addr,
@@ -396,26 +418,14 @@ pub struct KnowledgeArgs {
 impl KnowledgeArgs {
     /// Checks the folder (inside the brain, visible so that its notes are
     /// indexed) and the marker.
-    pub fn settings(&self, folder: &str) -> anyhow::Result<knowledge::Settings> {
-        let unified = folder.trim().replace('\\', "/");
-        let parts: Vec<&str> = unified.split('/').filter(|p| !p.is_empty()).collect();
-        let hidden = |p: &&str| p.starts_with('.') || *p == "node_modules";
-        if parts.is_empty()
-            || unified.starts_with('/')
-            || unified.contains(':')
-            || parts.iter().any(hidden)
-        {
-            anyhow::bail!(
-                "--knowledge-folder {folder:?} must be a visible folder inside the brain \
-                 (relative, no `..`, no hidden parts), or its notes would not be indexed"
-            );
-        }
+    pub fn settings(&self, folder: &KnowledgeFolderArg) -> anyhow::Result<knowledge::Settings> {
+        let folder = folder.validated()?;
         if self.marker.trim().is_empty() {
             anyhow::bail!("--marker must not be empty");
         }
         Ok(knowledge::Settings {
             save: !self.no_save,
-            folder: parts.join("/"),
+            folder,
             min_answer_chars: self.min_answer_chars,
             marker: self.marker.clone(),
             today: self.today,
@@ -431,14 +441,8 @@ pub struct RememberArgs {
     #[command(flatten)]
     pub knowledge: KnowledgeArgs,
 
-    /// Folder of the notes written from the user's answers, relative to the brain.
-    #[arg(
-        long,
-        env = "NOGGIN_KNOWLEDGE_FOLDER",
-        default_value = "Alignment Knowledge",
-        value_name = "DIR"
-    )]
-    pub knowledge_folder: String,
+    #[command(flatten)]
+    pub folder: KnowledgeFolderArg,
 
     /// The request the answers clarify; it names the note.
     #[arg(long)]

@@ -209,7 +209,7 @@ fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
 
 fn remember(args: RememberArgs) -> anyhow::Result<()> {
     let given = args.pairs()?;
-    let settings = args.knowledge.settings(&args.knowledge_folder)?;
+    let settings = args.knowledge.settings(&args.folder)?;
     let brain = noggin::brain::canonical_root(&args.brain.brain)?;
     let knowledge = noggin::knowledge::Knowledge::new(&brain, settings);
     let runtime = tokio::runtime::Builder::new_current_thread()
