@@ -258,14 +258,19 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
             research_once(&client, &url, &questions, i).await?;
         }
 
-        let started = Instant::now();
+        let (started, cpu) = (Instant::now(), cpu_time());
         let mut run = Run::default();
         for i in 0..SEQUENTIAL_REQUESTS {
             run.add(research_once(&client, &url, &questions, i).await?);
         }
-        run.report("1 client", SEQUENTIAL_REQUESTS, started.elapsed());
+        run.report(
+            "1 client",
+            SEQUENTIAL_REQUESTS,
+            started.elapsed(),
+            cpu_time() - cpu,
+        );
 
-        let started = Instant::now();
+        let (started, cpu) = (Instant::now(), cpu_time());
         let mut clients = Vec::with_capacity(CLIENTS);
         for c in 0..CLIENTS {
             let (url, questions) = (url.clone(), questions.clone());
@@ -288,6 +293,7 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
             &format!("{CLIENTS} clients"),
             CLIENTS * REQUESTS_PER_CLIENT,
             started.elapsed(),
+            cpu_time() - cpu,
         );
 
         let _ = shutdown.send(());
@@ -337,7 +343,9 @@ impl Run {
         self.took_ms.extend(other.took_ms);
     }
 
-    fn report(mut self, name: &str, requests: usize, wall: Duration) {
+    /// Prints the figures of `requests` requests that took `wall` and used
+    /// `cpu` (server and clients together: they share the process).
+    fn report(mut self, name: &str, requests: usize, wall: Duration, cpu: Duration) {
         self.latencies.sort();
         self.took_ms.sort();
         let took = |p: f64| {
@@ -345,12 +353,13 @@ impl Run {
             self.took_ms.get(rank - 1).copied().unwrap_or(0)
         };
         println!(
-            "research, {name:<10} p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms, max {:.1} ms; {:.1} requests/s  ({requests} requests; server took_ms p50 {}, p95 {}; answered {}/{} = {:.0}%)",
+            "research, {name:<10} p50 {:.1} ms, p95 {:.1} ms, p99 {:.1} ms, max {:.1} ms; {:.1} requests/s, {:.1} ms CPU each  ({requests} requests; server took_ms p50 {}, p95 {}; answered {}/{} = {:.0}%)",
             ms(percentile(&self.latencies, 0.50)),
             ms(percentile(&self.latencies, 0.95)),
             ms(percentile(&self.latencies, 0.99)),
             ms(*self.latencies.last().unwrap_or(&Duration::ZERO)),
             requests as f64 / wall.as_secs_f64(),
+            ms(cpu) / requests.max(1) as f64,
             took(0.50),
             took(0.95),
             self.answered,
@@ -570,4 +579,23 @@ fn peak_rss_kb() -> anyhow::Result<u64> {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .ok_or_else(|| anyhow::anyhow!("no VmHWM in /proc/self/status"))
+}
+
+/// CPU time this process has used so far (user and system), from
+/// `/proc/self/stat`; zero where that cannot be read.
+fn cpu_time() -> Duration {
+    let ticks = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| {
+            // The fields after the command name, which may hold spaces.
+            let rest = stat.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            // utime and stime are fields 14 and 15 of the whole line.
+            let utime: u64 = fields.get(11)?.parse().ok()?;
+            let stime: u64 = fields.get(12)?.parse().ok()?;
+            Some(utime + stime)
+        })
+        .unwrap_or(0);
+    // The kernel counts in USER_HZ, 100 per second on Linux.
+    Duration::from_millis(ticks * 10)
 }

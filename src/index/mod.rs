@@ -19,7 +19,7 @@ use tantivy::directory::MmapDirectory;
 use tantivy::{IndexReader, ReloadPolicy};
 
 pub use schema::{Fields, SCHEMA_VERSION};
-pub use search::{Hit, SearchFilter, SectionHit};
+pub use search::{Hit, Passage, PassageKey, SearchFilter, SectionHit};
 pub use writer::{Progress, ReconcileReport};
 
 use analyzer::{text_analyzer, ANALYZER_NAME};
@@ -92,6 +92,10 @@ struct Inner {
     /// Written by the writer thread, read by status requests; a std mutex
     /// because it is held only to copy a small struct, never across `.await`.
     status: Arc<Mutex<IndexStatus>>,
+    /// Passages read from the store, kept while their segment lives.
+    passages: search::PassageCache,
+    /// BM25 statistics of the current searcher generation.
+    statistics: search::StatisticsCache,
 }
 
 impl Index {
@@ -172,6 +176,8 @@ impl Index {
                 fields,
                 writer,
                 status,
+                passages: search::PassageCache::default(),
+                statistics: search::StatisticsCache::default(),
             }),
         })
     }

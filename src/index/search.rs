@@ -5,14 +5,17 @@
 //! which would turn a run of CJK bigrams into a phrase query that misses
 //! "두뇌를" when the note says "두뇌에서".
 
-use std::collections::HashSet;
-use std::sync::LazyLock;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Term, Value};
-use tantivy::{DocAddress, Searcher, TantivyDocument};
+use tantivy::index::SegmentId;
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption, Term, Value};
+use tantivy::{DocAddress, DocId, Searcher, TantivyDocument};
 
 use super::analyzer::{analyze, text_analyzer, with_analyzer};
 use super::{Error, Fields, Index};
@@ -56,14 +59,13 @@ pub struct SearchFilter {
     pub kind: Option<&'static str>,
 }
 
-/// One matching passage with everything stored about it.
-#[derive(Debug, Clone, Serialize)]
-pub struct SectionHit {
+/// A stored passage (one section of a note) with what is known of its note.
+#[derive(Debug, Clone, Default)]
+pub struct Passage {
     pub path: String,
     pub title: String,
     pub heading: String,
     pub text: String,
-    pub score: f32,
     /// Seconds since the Unix epoch.
     pub modified: i64,
     /// The note's own date, `YYYY-MM-DD`, or empty.
@@ -71,6 +73,108 @@ pub struct SectionHit {
     pub kind: String,
     pub tags: Vec<String>,
     pub ord: u64,
+    /// Names the stored passage while it is in the index; `None` for text
+    /// that does not come from the index.
+    pub key: Option<PassageKey>,
+}
+
+/// Names one stored passage. Segments never change, so a key always means
+/// the same text; an edited note gets new keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PassageKey {
+    segment: SegmentId,
+    doc: DocId,
+}
+
+/// One matching passage and its score.
+#[derive(Debug, Clone)]
+pub struct SectionHit {
+    pub passage: Arc<Passage>,
+    pub score: f32,
+}
+
+impl SectionHit {
+    pub fn new(passage: Passage, score: f32) -> SectionHit {
+        SectionHit {
+            passage: Arc::new(passage),
+            score,
+        }
+    }
+}
+
+impl std::ops::Deref for SectionHit {
+    type Target = Passage;
+
+    fn deref(&self) -> &Passage {
+        &self.passage
+    }
+}
+
+/// Passages most kept in memory; beyond it the cache starts over.
+const CACHED_PASSAGES: usize = 50_000;
+
+/// Passages read from the store. Reading one means decompressing a block
+/// and copying its fields, and research reads the same few passages for many
+/// questions.
+#[derive(Default)]
+pub(super) struct PassageCache(Mutex<HashMap<PassageKey, Arc<Passage>>>);
+
+/// BM25 statistics of the current searcher generation. Every term query
+/// needs its term's document frequency, which tantivy would otherwise look
+/// up in every segment's term dictionary each time.
+#[derive(Default)]
+pub(super) struct StatisticsCache(Mutex<Statistics>);
+
+#[derive(Default)]
+struct Statistics {
+    generation: u64,
+    doc_freqs: HashMap<Term, u64>,
+    tokens: HashMap<Field, u64>,
+}
+
+/// A searcher's statistics, through the cache.
+struct CachedStatistics<'a> {
+    searcher: &'a Searcher,
+    cache: &'a StatisticsCache,
+}
+
+impl CachedStatistics<'_> {
+    /// The cache, emptied first when the searcher is of a newer generation.
+    fn statistics(&self) -> std::sync::MutexGuard<'_, Statistics> {
+        let generation = self.searcher.generation().generation_id();
+        let mut statistics = lock(&self.cache.0);
+        if statistics.generation != generation {
+            *statistics = Statistics {
+                generation,
+                ..Statistics::default()
+            };
+        }
+        statistics
+    }
+}
+
+impl Bm25StatisticsProvider for CachedStatistics<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        if let Some(&n) = self.statistics().tokens.get(&field) {
+            return Ok(n);
+        }
+        let n = self.searcher.total_num_tokens(field)?;
+        self.statistics().tokens.insert(field, n);
+        Ok(n)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        self.searcher.total_num_docs()
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        if let Some(&n) = self.statistics().doc_freqs.get(term) {
+            return Ok(n);
+        }
+        let n = self.searcher.doc_freq(term)?;
+        self.statistics().doc_freqs.insert(term.clone(), n);
+        Ok(n)
+    }
 }
 
 /// One note in a search result: its best passage.
@@ -129,10 +233,18 @@ impl Index {
     /// Number of passages containing `term` in their text, and passages in all.
     pub fn doc_freq(&self, term: &str) -> (u64, u64) {
         let searcher = self.searcher();
-        let df = searcher
+        let df = self
+            .statistics(&searcher)
             .doc_freq(&Term::from_field_text(self.fields().text, term))
             .unwrap_or(0);
         (df, searcher.num_docs())
+    }
+
+    fn statistics<'a>(&'a self, searcher: &'a Searcher) -> CachedStatistics<'a> {
+        CachedStatistics {
+            searcher,
+            cache: &self.inner.statistics,
+        }
     }
 
     /// Number of passages in notes under `folder` (relative to the brain).
@@ -202,7 +314,11 @@ impl Index {
         let searcher = self.searcher();
         let query = BooleanQuery::new(clauses);
         let top = searcher
-            .search(&query, &TopDocs::with_limit(limit.max(1)).order_by_score())
+            .search_with_statistics_provider(
+                &query,
+                &TopDocs::with_limit(limit.max(1)).order_by_score(),
+                &self.statistics(&searcher),
+            )
             .map_err(|e| self.tantivy_err(e))?;
         top.into_iter()
             .map(|(score, address)| self.section_hit(&searcher, address, score))
@@ -238,6 +354,16 @@ impl Index {
         address: DocAddress,
         score: f32,
     ) -> Result<SectionHit, Error> {
+        let key = PassageKey {
+            segment: searcher.segment_reader(address.segment_ord).segment_id(),
+            doc: address.doc_id,
+        };
+        if let Some(passage) = lock(&self.inner.passages.0).get(&key) {
+            return Ok(SectionHit {
+                passage: passage.clone(),
+                score,
+            });
+        }
         let f = self.fields();
         let doc: TantivyDocument = searcher.doc(address).map_err(|e| self.tantivy_err(e))?;
         let text = |field| {
@@ -245,12 +371,11 @@ impl Index {
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default()
         };
-        Ok(SectionHit {
+        let passage = Arc::new(Passage {
             path: text(f.path),
             title: text(f.title),
             heading: text(f.heading),
             text: text(f.text),
-            score,
             modified: doc
                 .get_first(f.modified)
                 .and_then(|v| v.as_i64())
@@ -262,7 +387,14 @@ impl Index {
                 .filter_map(|v| v.as_str().map(str::to_string))
                 .collect(),
             ord: doc.get_first(f.ord).and_then(|v| v.as_u64()).unwrap_or(0),
-        })
+            key: Some(key),
+        });
+        let mut cache = lock(&self.inner.passages.0);
+        if cache.len() >= CACHED_PASSAGES {
+            cache.clear();
+        }
+        cache.insert(key, passage.clone());
+        Ok(SectionHit { passage, score })
     }
 
     /// Ranked notes for a user's query: the best passage of each note.
@@ -291,9 +423,9 @@ impl Index {
             };
             hits.push(Hit {
                 snippet: snippet(source, &term_set, SNIPPET_CHARS),
-                path: section.path,
-                title: section.title,
-                heading: section.heading,
+                path: section.path.clone(),
+                title: section.title.clone(),
+                heading: section.heading.clone(),
                 score: section.score,
                 modified: rfc3339(section.modified),
             });
@@ -303,6 +435,11 @@ impl Index {
         }
         Ok(hits)
     }
+}
+
+/// Locks a cache; a panic elsewhere leaves it usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn should_is_missing(terms: &[String], filter: &SearchFilter) -> bool {

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::brain::parse::parse_note;
-use crate::index::{Index, SectionHit};
+use crate::index::{Index, Passage, SectionHit};
 
 use super::sentences::sentence_spans;
 
@@ -57,17 +57,17 @@ pub fn load_project_context(
                 note.sections
                     .into_iter()
                     .enumerate()
-                    .map(|(ord, s)| SectionHit {
-                        path: note.path.clone(),
-                        title: note.title.clone(),
-                        heading: s.heading,
-                        text: s.text,
-                        score: 0.0,
-                        modified: 0,
-                        created: String::new(),
-                        kind: "project-context".into(),
-                        tags: Vec::new(),
-                        ord: ord as u64,
+                    .map(|(ord, s)| {
+                        let passage = Passage {
+                            path: note.path.clone(),
+                            title: note.title.clone(),
+                            heading: s.heading,
+                            text: s.text,
+                            kind: "project-context".into(),
+                            ord: ord as u64,
+                            ..Passage::default()
+                        };
+                        SectionHit::new(passage, 0.0)
                     })
                     .collect()
             }
@@ -108,18 +108,14 @@ fn text_sections(path: &str, title: &str, text: &str) -> Vec<SectionHit> {
     if text.trim().is_empty() {
         return Vec::new();
     }
-    vec![SectionHit {
+    let passage = Passage {
         path: path.into(),
         title: title.into(),
-        heading: String::new(),
         text: text.trim().to_string(),
-        score: 0.0,
-        modified: 0,
-        created: String::new(),
         kind: "project-context".into(),
-        tags: Vec::new(),
-        ord: 0,
-    }]
+        ..Passage::default()
+    };
+    vec![SectionHit::new(passage, 0.0)]
 }
 
 /// `text` cut to at most `cap_chars` characters (the marker included) at the

@@ -13,22 +13,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use xxhash_rust::xxh3::{Xxh3, Xxh3DefaultBuilder};
-
-/// Sets of analyzed words, hashed fast: they are probed for every question
-/// term in every sentence.
-type WordSet = HashSet<String, Xxh3DefaultBuilder>;
-
-use tantivy::tokenizer::TextAnalyzer;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::index::analyzer::{analyze, with_analyzer};
 use crate::index::search::is_stopword;
-use crate::index::{Index, SearchFilter, SectionHit};
+use crate::index::{Index, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
-use super::question::{
-    answer_kind, informative_text, offers_lower, type_noun, vague_time_lower, AnswerKind,
-};
+use super::question::{informative_text, type_noun, AnswerKind, Asked, Offers};
 use super::sentences::sentence_spans;
 
 /// Passages retrieved per question before sentences are scored.
@@ -60,40 +52,67 @@ const FULL_TERMS: usize = 5;
 
 /// A scored sentence anywhere in the evidence, to compare the best against.
 struct Rival {
-    path: String,
-    ord: u64,
-    span: (usize, usize),
-    confidence: f32,
-    tokens: Arc<SectionTokens>,
+    /// Which of the retrieved sections.
+    section: usize,
     /// Which sentence of the section.
     sentence: usize,
+    span: (usize, usize),
+    confidence: f32,
+}
+
+/// An analyzed word, as a hash of its text: a term lookup then compares
+/// two numbers. (Two words sharing a hash is a 1 in 2^64 event per pair.)
+type WordId = u64;
+
+fn word_id(term: &str) -> WordId {
+    xxh3_64(term.as_bytes())
 }
 
 /// A passage's sentences and their analyzed words, and the words of its
-/// title and heading.
+/// title and heading; each list sorted and free of repeats.
 pub struct SectionTokens {
     spans: Vec<(usize, usize)>,
-    sets: Vec<WordSet>,
-    around: WordSet,
+    words: Vec<Vec<WordId>>,
+    /// Each sentence's words without the stop words.
+    content: Vec<Vec<WordId>>,
+    around: Vec<WordId>,
+    /// What each sentence could answer with.
+    offers: Vec<Offers>,
+    /// Whether each sentence leans on the one before ("He made …").
+    leans: Vec<bool>,
+    /// Whether each sentence introduces a list ("There are three ways:").
+    opens_list: Vec<bool>,
 }
 
 /// Passages whose words are kept between requests; beyond it the cache
 /// starts over.
 const TOKEN_CACHE_SECTIONS: usize = 50_000;
 
+/// What a passage's words are cached under: the stored passage, or for
+/// text from elsewhere (a project-context file) a hash of the text.
+#[derive(PartialEq, Eq, Hash)]
+enum TokensKey {
+    Stored(PassageKey),
+    Text(u64),
+}
+
 /// Analyzing sentences is most of the work of research, and the same
-/// passages come back for many questions: their words are cached under a
-/// hash of their text, so an edited passage is simply a new entry.
-static TOKEN_CACHE: LazyLock<Mutex<HashMap<u64, Arc<SectionTokens>>>> =
+/// passages come back for many questions: their words are cached.
+static TOKEN_CACHE: LazyLock<Mutex<HashMap<TokensKey, Arc<SectionTokens>>>> =
     LazyLock::new(Mutex::default);
 
 fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
-    let mut hasher = Xxh3::new();
-    for part in [&section.title, &section.heading, &section.text] {
-        hasher.update(part.as_bytes());
-        hasher.update(&[0]);
-    }
-    let key = hasher.digest();
+    let key = match section.key {
+        Some(key) => TokensKey::Stored(key),
+        None => {
+            let mut hasher = Xxh3::new();
+            for part in [&section.title, &section.heading, &section.text] {
+                hasher.update(part.as_bytes());
+                hasher.update(&[0]);
+            }
+            TokensKey::Text(hasher.digest())
+        }
+    };
     if let Some(found) = TOKEN_CACHE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -103,17 +122,30 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     }
     let text = &section.text;
     let spans = sentence_spans(text);
-    let (sets, around) = with_analyzer(|analyzer| {
-        let sets = spans
-            .iter()
-            .map(|&(s, e)| token_set(analyzer, &text[s..e]))
-            .collect();
-        let around = token_set(analyzer, &format!("{} {}", section.title, section.heading));
-        (sets, around)
+    let (words, content, around) = with_analyzer(|analyzer| {
+        let mut words = Vec::with_capacity(spans.len());
+        let mut content = Vec::with_capacity(spans.len());
+        for &(s, e) in &spans {
+            let terms: Vec<String> = analyze(analyzer, &text[s..e])
+                .into_iter()
+                .map(|t| t.text)
+                .collect();
+            words.push(word_ids(terms.iter()));
+            content.push(word_ids(terms.iter().filter(|t| !is_stopword(t))));
+        }
+        let around = analyze(analyzer, &format!("{} {}", section.title, section.heading));
+        (words, content, word_ids(around.iter().map(|t| &t.text)))
     });
+    let sentences = || spans.iter().map(|&(s, e)| &text[s..e]);
     let tokens = Arc::new(SectionTokens {
+        offers: sentences().map(Offers::of).collect(),
+        leans: sentences().map(leans_on_previous).collect(),
+        opens_list: sentences()
+            .map(|s| s.trim_end().ends_with([':', '：']))
+            .collect(),
         spans,
-        sets,
+        words,
+        content,
         around,
     });
     let mut cache = TOKEN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
@@ -124,21 +156,33 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     tokens
 }
 
-/// True when a sentence says much the same as the answer.
-fn agrees(content: &HashSet<&str>, answer: &HashSet<&str>) -> bool {
+/// The sorted, de-duplicated ids of words.
+fn word_ids<'a>(terms: impl Iterator<Item = &'a String>) -> Vec<WordId> {
+    let mut ids: Vec<WordId> = terms.map(|t| word_id(t)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// True when a sentence says much the same as the answer: most of the
+/// smaller one's content words (sorted lists) are in both.
+fn agrees(content: &[WordId], answer: &[WordId]) -> bool {
     if content.is_empty() {
         return false;
     }
-    let common = content.intersection(answer).count() as f32;
+    let common = content
+        .iter()
+        .filter(|w| answer.binary_search(w).is_ok())
+        .count() as f32;
     common / content.len().min(answer.len()).max(1) as f32 >= AGREEMENT
 }
 
-/// A rival sentence's words that are neither asked about nor stop words.
-fn content_words<'a>(rival: &'a Rival, asked: &HashSet<&str>) -> HashSet<&'a str> {
-    rival.tokens.sets[rival.sentence]
+/// A sentence's content words that the question does not ask about, sorted.
+fn unasked(tokens: &SectionTokens, sentence: usize, asked: &[WordId]) -> Vec<WordId> {
+    tokens.content[sentence]
         .iter()
-        .map(String::as_str)
-        .filter(|t| !asked.contains(t) && !is_stopword(t))
+        .copied()
+        .filter(|w| !asked.contains(w))
         .collect()
 }
 
@@ -152,12 +196,13 @@ const LEANING_OPENERS: &[&str] = &[
 /// A question ready to be scored against sentences.
 pub struct QuestionTerms {
     pub question: String,
-    /// The question in lower case, for the answer-kind checks.
-    pub lower: String,
-    pub kind: AnswerKind,
+    /// The kind of answer asked for.
+    pub asked: Asked,
     /// Analyzed informative terms and their weights (IDF, less for the
     /// type noun).
     pub terms: Vec<(String, f32)>,
+    /// The terms' word ids, in the same order.
+    ids: Vec<WordId>,
 }
 
 impl QuestionTerms {
@@ -205,8 +250,8 @@ impl<'a> Weights<'a> {
             .unwrap_or_default();
         QuestionTerms {
             question: question.to_string(),
-            lower: question.to_lowercase(),
-            kind: answer_kind(question),
+            asked: Asked::new(question),
+            ids: terms.iter().map(|t| word_id(t)).collect(),
             terms: terms
                 .into_iter()
                 .map(|t| {
@@ -261,29 +306,26 @@ pub fn find_evidence(
                 Vec::new()
             }
         };
-    let mut seen: HashSet<(String, u64)> =
-        sections.iter().map(|s| (s.path.clone(), s.ord)).collect();
-    for section in context {
-        if seen.insert((section.path.clone(), section.ord)) {
-            sections.push(section.clone());
-        }
-    }
-    let mut best_by_note: HashMap<String, NoteFinding> = HashMap::new();
+    // The project context is evidence too, where the search missed it.
+    let extra: Vec<SectionHit> = context
+        .iter()
+        .filter(|c| !sections.iter().any(|s| s.path == c.path && s.ord == c.ord))
+        .cloned()
+        .collect();
+    sections.extend(extra);
+    // The best sentence of each note: (section, sentence).
+    let mut best_by_note: HashMap<&str, (usize, ScoredSentence)> = HashMap::new();
     // Every sentence's score, to find the best one's closest rival.
     let mut all: Vec<Rival> = Vec::new();
-    for section in sections {
-        let tokens = section_tokens(&section);
-        let scored = score_sentences(question, &section, &tokens);
-        for (i, sentence) in scored.iter().enumerate() {
-            all.push(Rival {
-                path: section.path.clone(),
-                ord: section.ord,
-                span: sentence.span,
-                confidence: sentence.confidence,
-                tokens: tokens.clone(),
-                sentence: i,
-            });
-        }
+    let tokens: Vec<Arc<SectionTokens>> = sections.iter().map(section_tokens).collect();
+    for (at, section) in sections.iter().enumerate() {
+        let scored = score_sentences(question, &tokens[at]);
+        all.extend(scored.iter().enumerate().map(|(i, sentence)| Rival {
+            section: at,
+            sentence: i,
+            span: sentence.span,
+            confidence: sentence.confidence,
+        }));
         // On a tie the earlier sentence wins: notes tend to state a thing
         // first and qualify it after.
         let Some(best) = scored.into_iter().reduce(|best, next| {
@@ -296,60 +338,51 @@ pub fn find_evidence(
             continue;
         };
         let better = best_by_note
-            .get(&section.path)
-            .is_none_or(|f| best.confidence > f.sentence.confidence);
+            .get(section.path.as_str())
+            .is_none_or(|(_, f)| best.confidence > f.confidence);
         if better {
-            best_by_note.insert(
-                section.path.clone(),
-                NoteFinding {
-                    section,
-                    sentence: best,
-                },
-            );
+            best_by_note.insert(&section.path, (at, best));
         }
     }
-    let mut findings: Vec<NoteFinding> = best_by_note.into_values().collect();
-    findings.sort_by(|a, b| {
-        b.sentence
-            .confidence
-            .total_cmp(&a.sentence.confidence)
-            .then(b.section.score.total_cmp(&a.section.score))
-            .then(a.section.path.cmp(&b.section.path))
+    let mut findings: Vec<(usize, ScoredSentence)> = best_by_note.into_values().collect();
+    findings.sort_by(|(a, x), (b, y)| {
+        y.confidence
+            .total_cmp(&x.confidence)
+            .then(sections[*b].score.total_cmp(&sections[*a].score))
+            .then(sections[*a].path.cmp(&sections[*b].path))
     });
-    if let Some(best) = findings.first_mut() {
+    if let Some((at, best)) = findings.first_mut() {
         // The rival: the best sentence elsewhere that says something else.
         // A sentence that repeats the answer agrees with it and is no rival.
-        let (bs, be) = best.sentence.answer_span;
-        let is_answer = |r: &Rival| {
-            r.path == best.section.path
-                && r.ord == best.section.ord
-                && r.span.0 >= bs
-                && r.span.1 <= be
-        };
-        let asked: HashSet<&str> = question.terms.iter().map(|(t, _)| t.as_str()).collect();
-        let answer_content: HashSet<&str> = all
+        let (bs, be) = best.answer_span;
+        let is_answer = |r: &Rival| r.section == *at && r.span.0 >= bs && r.span.1 <= be;
+        let mut answer_content: Vec<WordId> = all
             .iter()
             .filter(|r| is_answer(r))
-            .flat_map(|r| content_words(r, &asked))
+            .flat_map(|r| unasked(&tokens[r.section], r.sentence, &question.ids))
             .collect();
+        answer_content.sort_unstable();
+        answer_content.dedup();
         let mut rivals: Vec<&Rival> = all.iter().filter(|r| !is_answer(r)).collect();
         rivals.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
         let runner_up = rivals
             .iter()
-            .find(|r| !agrees(&content_words(r, &asked), &answer_content))
+            .find(|r| {
+                let content = unasked(&tokens[r.section], r.sentence, &question.ids);
+                !agrees(&content, &answer_content)
+            })
             .map_or(0.0, |r| r.confidence);
-        let confidence = best.sentence.confidence;
-        best.sentence.confidence = (confidence
+        let confidence = best.confidence;
+        best.confidence = (confidence
             - RUNNER_UP_WEIGHT * (runner_up - (confidence - RUNNER_UP_GAP)).max(0.0))
         .max(0.0);
     }
     findings
-}
-
-fn token_set(analyzer: &mut TextAnalyzer, text: &str) -> WordSet {
-    analyze(analyzer, text)
         .into_iter()
-        .map(|t| t.text)
+        .map(|(at, sentence)| NoteFinding {
+            section: sections[at].clone(),
+            sentence,
+        })
         .collect()
 }
 
@@ -363,32 +396,28 @@ fn leans_on_previous(sentence: &str) -> bool {
 }
 
 /// Scores every sentence of a passage.
-fn score_sentences(
-    question: &QuestionTerms,
-    section: &SectionHit,
-    tokens: &SectionTokens,
-) -> Vec<ScoredSentence> {
-    let text = &section.text;
+fn score_sentences(question: &QuestionTerms, tokens: &SectionTokens) -> Vec<ScoredSentence> {
     let spans = &tokens.spans;
-    let sets = &tokens.sets;
-    let around = &tokens.around;
+    let asked = &question.asked;
     let total = question.total_weight();
-    let offered: Vec<bool> = spans
-        .iter()
-        .map(|&(s, e)| offers_lower(question.kind, &text[s..e], &question.lower))
-        .collect();
-    let offers_at = |i: usize| offered[i];
+    let offered: Vec<bool> = tokens.offers.iter().map(|o| o.offer(asked)).collect();
     // Which question terms each sentence (and the title and heading) has:
     // one lookup per term and sentence.
     let n = question.terms.len();
-    let has: Vec<bool> = sets
+    let has: Vec<bool> = tokens
+        .words
         .iter()
-        .flat_map(|set| question.terms.iter().map(move |(t, _)| set.contains(t)))
+        .flat_map(|words| {
+            question
+                .ids
+                .iter()
+                .map(|id| words.binary_search(id).is_ok())
+        })
         .collect();
     let around_has: Vec<bool> = question
-        .terms
+        .ids
         .iter()
-        .map(|(t, _)| around.contains(t))
+        .map(|id| tokens.around.binary_search(id).is_ok())
         .collect();
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
@@ -405,48 +434,34 @@ fn score_sentences(
             }
         }
         let coverage = ((own + CONTEXT_CREDIT * near) / total).min(1.0);
-        let mut answer_span = (s, e);
-        if i > 0 && leans_on_previous(&text[s..e]) {
-            answer_span.0 = spans[i - 1].0;
-        }
+        // The answer is sentences `first..=last`.
+        let mut first = if i > 0 && tokens.leans[i] { i - 1 } else { i };
         // A sentence that introduces a list ("There are three ways:") is
         // answered by the lines after it.
         let mut last = i;
-        while text[spans[last].0..spans[last].1]
-            .trim_end()
-            .ends_with([':', '：'])
-            && last + 1 < spans.len()
-            && last < i + 3
-        {
+        while tokens.opens_list[last] && last + 1 < spans.len() && last < i + 3 {
             last += 1;
         }
-        answer_span.1 = spans[last].1;
         let mut confidence = coverage;
-        let answer_offers = if answer_span == (s, e) {
-            offered[i]
-        } else {
-            offers_lower(
-                question.kind,
-                &text[answer_span.0..answer_span.1],
-                &question.lower,
-            )
-        };
-        if !answer_offers {
-            if last + 1 < spans.len() && offers_at(last + 1) {
-                answer_span.1 = spans[last + 1].1;
-            } else if i > 0 && offers_at(i - 1) {
-                answer_span.0 = answer_span.0.min(spans[i - 1].0);
-            } else if question.kind == AnswerKind::Choice {
+        if !offered[first..=last].iter().any(|&o| o) {
+            if last + 1 < spans.len() && offered[last + 1] {
+                last += 1;
+            } else if i > 0 && offered[i - 1] {
+                first = first.min(i - 1);
+            } else if asked.kind == AnswerKind::Choice {
                 confidence *= UNSPECIFIC_CHOICE_FACTOR;
             } else {
                 confidence *= WRONG_KIND_FACTOR;
             }
         }
-        if question.kind == AnswerKind::Time
-            && vague_time_lower(&text[answer_span.0..answer_span.1], &question.lower)
+        if asked.kind == AnswerKind::Time
+            && tokens.offers[first..=last]
+                .iter()
+                .all(|o| o.vague_time(asked))
         {
             confidence *= VAGUE_TIME_FACTOR;
         }
+        let answer_span = (spans[first].0, spans[last].1);
         confidence *=
             1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
         scored.push(ScoredSentence {
@@ -472,7 +487,8 @@ pub fn answer_text(finding: &NoteFinding) -> String {
 /// sentence, then its neighbours while they fit.
 pub fn excerpt(finding: &NoteFinding, max_chars: usize) -> String {
     let text = &finding.section.text;
-    let spans = sentence_spans(text);
+    let tokens = section_tokens(&finding.section);
+    let spans = &tokens.spans;
     let Some(at) = spans.iter().position(|&s| s == finding.sentence.span) else {
         return cut_on_word(text, max_chars).0;
     };

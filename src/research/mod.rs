@@ -235,6 +235,11 @@ pub enum Decision {
     Unanswered,
 }
 
+/// Requests gathering evidence at the same time: one per core.
+static GATHERING: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
+    tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+});
+
 /// Researches a validated request. Never fails: problems leave questions
 /// unanswered and are logged.
 pub async fn research_questions(
@@ -244,6 +249,9 @@ pub async fn research_questions(
 ) -> ResearchResponse {
     let started = Instant::now();
     let (context, gathered) = {
+        // Gathering is CPU work: at most one per core at a time, in arrival
+        // order, so a burst of requests queues instead of thrashing.
+        let _permit = GATHERING.acquire().await;
         let index = index.clone();
         let settings = settings.clone();
         let request = request.clone();

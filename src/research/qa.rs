@@ -96,7 +96,7 @@ pub fn find_stored_answer(
         .filter(|(s, _, _)| seen.insert(normalize(&s.text)))
         .map(|(s, q, _)| Superseded {
             created: note_date(&s).unwrap_or_default(),
-            path: s.path,
+            path: s.path.clone(),
             question: q,
             answer: s.text.trim().to_string(),
         })

@@ -30,20 +30,20 @@ pub enum AnswerKind {
 
 static TIME_EN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^\s*when\b|\b(what|which)\s+(year|years|date|day|days|time|month|century|decade|era|period|hour|season|weekday)\b|\bhow\s+long\s+ago\b|\bin\s+what\s+year\b|\bhow\s+often\b",
+        r"(?i)^\s*when(?-u:\b)|(?-u:\b)(what|which)\s+(year|years|date|day|days|time|month|century|decade|era|period|hour|season|weekday)(?-u:\b)|(?-u:\b)how\s+long\s+ago(?-u:\b)|(?-u:\b)in\s+what\s+year(?-u:\b)|(?-u:\b)how\s+often(?-u:\b)",
     )
     .expect("static regex")
 });
 static NUMBER_EN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)\bhow\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often)\b|\bwhat\s+(percentage|percent|proportion|number|amount|size|population|fraction|share|price|cost|rate|speed|temperature|length|height|distance)\b",
+        r"(?i)(?-u:\b)how\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often)(?-u:\b)|(?-u:\b)what\s+(percentage|percent|proportion|number|amount|size|population|fraction|share|price|cost|rate|speed|temperature|length|height|distance)(?-u:\b)",
     )
     .expect("static regex")
 });
 static PERSON_EN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(who|whom|whose)\b").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)(who|whom|whose)(?-u:\b)").expect("static regex"));
 static PLACE_EN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bwhere\b|\b(what|which)\s+(country|city|town|region|state|place|continent|island|river|location)\b")
+    Regex::new(r"(?i)(?-u:\b)where(?-u:\b)|(?-u:\b)(what|which)\s+(country|city|town|region|state|place|continent|island|river|location)(?-u:\b)")
         .expect("static regex")
 });
 
@@ -147,6 +147,31 @@ const CJK_QUESTION_PARTS: &[&str] = &[
     "呢",
 ];
 
+/// [`CJK_MARKERS`] as one pattern per kind, in the list's order.
+static CJK_MARKER_PATTERNS: LazyLock<Vec<(Regex, AnswerKind)>> = LazyLock::new(|| {
+    let mut groups: Vec<(Vec<String>, AnswerKind)> = Vec::new();
+    for &(marker, kind) in CJK_MARKERS {
+        match groups.last_mut() {
+            Some((markers, k)) if *k == kind => markers.push(regex::escape(marker)),
+            _ => groups.push((vec![regex::escape(marker)], kind)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(markers, kind)| (Regex::new(&markers.join("|")).expect("static regex"), kind))
+        .collect()
+});
+
+/// Any of [`CJK_QUESTION_PARTS`], the longest where several start at one
+/// place.
+static CJK_QUESTION_PART: LazyLock<Regex> = LazyLock::new(|| {
+    let parts: Vec<String> = CJK_QUESTION_PARTS
+        .iter()
+        .map(|p| regex::escape(p))
+        .collect();
+    Regex::new(&parts.join("|")).expect("static regex")
+});
+
 /// Korean particles that may end a word, longest first.
 const KOREAN_PARTICLES: &[&str] = &[
     "에서는",
@@ -190,11 +215,11 @@ pub fn answer_kind(question: &str) -> AnswerKind {
     if PLACE_EN.is_match(question) {
         return AnswerKind::Place;
     }
-    if let Some(&(_, kind)) = CJK_MARKERS
+    if let Some((_, kind)) = CJK_MARKER_PATTERNS
         .iter()
-        .find(|(marker, _)| question.contains(marker))
+        .find(|(pattern, _)| pattern.is_match(question))
     {
-        return kind;
+        return *kind;
     }
     if type_noun(question).is_some() {
         AnswerKind::Choice
@@ -215,10 +240,7 @@ pub fn informative_text(question: &str) -> String {
             words.push(word.to_string());
             continue;
         }
-        let mut word = word.to_string();
-        for part in CJK_QUESTION_PARTS {
-            word = word.replace(part, " ");
-        }
+        let word = CJK_QUESTION_PART.replace_all(word, " ");
         for piece in word.split_whitespace() {
             words.push(strip_particle(piece).to_string());
         }
@@ -244,7 +266,7 @@ fn strip_particle(word: &str) -> &str {
 }
 
 static TYPE_NOUN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:what|which)\s+(?:kind|kinds|type|types|sort|sorts|form|forms)?\s*(?:of\s+)?([\p{L}-]+)")
+    Regex::new(r"(?i)(?-u:\b)(?:what|which)\s+(?:kind|kinds|type|types|sort|sorts|form|forms)?\s*(?:of\s+)?([\p{L}-]+)")
         .expect("static regex")
 });
 
@@ -270,7 +292,7 @@ pub fn type_noun(question: &str) -> Option<String> {
 
 /// "how long", "how many": the adjective belongs to the question word.
 static HOW_ADJECTIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bhow\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often|soon)\b")
+    Regex::new(r"(?i)(?-u:\b)how\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often|soon)(?-u:\b)")
         .expect("static regex")
 });
 
@@ -304,7 +326,7 @@ static PERCENT_ASKED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)percent|퍼센트|비율|%").expect("static regex"));
 /// "How much", a cost, a price: an amount, written in digits.
 static AMOUNT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bhow\s+much\b|\b(cost|costs|price|prices|fee|fees)\b|얼마|いくら|多少钱")
+    Regex::new(r"(?i)(?-u:\b)how\s+much(?-u:\b)|(?-u:\b)(cost|costs|price|prices|fee|fees)(?-u:\b)|얼마|いくら|多少钱")
         .expect("static regex")
 });
 static DIGITS: LazyLock<Regex> =
@@ -320,51 +342,136 @@ static SPECIFIC: LazyLock<Regex> = LazyLock::new(|| {
 static CAPITALIZED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b\p{Lu}[\p{L}'’-]+").expect("static regex"));
 
-/// True when `sentence` contains something of the asked-for kind that the
-/// question itself does not already contain.
-pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
-    offers_lower(kind, sentence, &question.to_lowercase())
+/// What a sentence could answer with, found once per sentence: every match
+/// of each kind's pattern, lower-cased. Whether one is *new* depends on the
+/// question and is checked per question.
+#[derive(Debug, Default)]
+pub struct Offers {
+    cjk: bool,
+    year: Vec<String>,
+    time_strong: Vec<String>,
+    time_weak: Vec<String>,
+    cjk_time: Vec<String>,
+    percent: Vec<String>,
+    digits: Vec<String>,
+    number: Vec<String>,
+    specific: Vec<String>,
+    /// Capitalized words that may be names (not a common word opening the
+    /// sentence).
+    names: Vec<String>,
 }
 
-/// [`offers`] for a question already in lower case.
-pub fn offers_lower(kind: AnswerKind, sentence: &str, lower: &str) -> bool {
-    if kind == AnswerKind::Other {
-        return true;
-    }
-    let question = lower;
-    let new_match = |re: &Regex| {
-        re.find_iter(sentence)
-            .any(|m| !lower.contains(&m.as_str().to_lowercase()))
-    };
-    let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
-    match kind {
-        AnswerKind::Other => true,
-        AnswerKind::Time => {
-            new_match(&YEAR)
-                || new_match(&TIME_STRONG)
-                || new_match(&TIME_WEAK)
-                || (cjk && new_match(&CJK_TIME))
+impl Offers {
+    pub fn of(sentence: &str) -> Offers {
+        let found = |re: &Regex| -> Vec<String> {
+            re.find_iter(sentence)
+                .map(|m| m.as_str().to_lowercase())
+                .collect()
+        };
+        let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
+        Offers {
+            cjk,
+            year: found(&YEAR),
+            time_strong: found(&TIME_STRONG),
+            time_weak: found(&TIME_WEAK),
+            cjk_time: if cjk { found(&CJK_TIME) } else { Vec::new() },
+            percent: found(&PERCENT),
+            digits: found(&DIGITS),
+            number: found(&NUMBER),
+            specific: found(&SPECIFIC),
+            names: CAPITALIZED
+                .find_iter(sentence)
+                .filter_map(|m| {
+                    let word = m.as_str().to_lowercase();
+                    // At the start of a sentence every word is capitalized:
+                    // only a word that is not a common one counts there
+                    // ("Jonas owns …").
+                    let opening = sentence[..m.start()].trim().is_empty();
+                    (!opening || !COMMON_OPENERS.contains(&word.as_str())).then_some(word)
+                })
+                .collect(),
         }
-        AnswerKind::Number if PERCENT_ASKED.is_match(question) => new_match(&PERCENT),
-        AnswerKind::Number if AMOUNT_ASKED.is_match(question) => new_match(&DIGITS),
-        AnswerKind::Number => new_match(&NUMBER),
-        // Korean, Japanese and Chinese names carry no capitals to check.
-        AnswerKind::Choice => cjk || has_new_name(sentence, question) || new_match(&SPECIFIC),
-        // CJK names carry no capitals: the kind cannot be checked there.
-        AnswerKind::Person | AnswerKind::Place => cjk || has_new_name(sentence, question),
+    }
+
+    /// True when the sentence contains something of the asked-for kind that
+    /// the question does not already contain.
+    pub fn offer(&self, asked: &Asked) -> bool {
+        let question = asked.lower.as_str();
+        let new = |found: &[String]| found.iter().any(|m| !question.contains(m.as_str()));
+        match asked.kind {
+            AnswerKind::Other => true,
+            AnswerKind::Time => {
+                new(&self.year)
+                    || new(&self.time_strong)
+                    || new(&self.time_weak)
+                    || new(&self.cjk_time)
+            }
+            AnswerKind::Number => match asked.number {
+                NumberAsked::Percent => new(&self.percent),
+                NumberAsked::Amount => new(&self.digits),
+                NumberAsked::Count => new(&self.number),
+            },
+            // Korean, Japanese and Chinese names carry no capitals to check.
+            AnswerKind::Choice => self.cjk || new(&self.names) || new(&self.specific),
+            // CJK names carry no capitals: the kind cannot be checked there.
+            AnswerKind::Person | AnswerKind::Place => self.cjk || new(&self.names),
+        }
+    }
+
+    /// True when the sentence speaks of time only vaguely ("every week")
+    /// where a "when" question wants it pinned down ("Tuesday after 14:00").
+    pub fn vague_time(&self, asked: &Asked) -> bool {
+        let question = asked.lower.as_str();
+        let new = |found: &[String]| found.iter().any(|m| !question.contains(m.as_str()));
+        !(new(&self.year) || new(&self.time_strong) || new(&self.cjk_time))
     }
 }
 
-/// True when a sentence speaks of time only vaguely ("every week") where a
-/// "when" question wants it pinned down ("Tuesday after 14:00").
-/// The question must be in lower case.
-pub fn vague_time_lower(sentence: &str, question: &str) -> bool {
-    let new_match = |re: &Regex| {
-        re.find_iter(sentence)
-            .any(|m| !question.contains(&m.as_str().to_lowercase()))
+/// What a question asks for, worked out once.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub kind: AnswerKind,
+    /// The question in lower case, to tell what an answer adds to it.
+    pub lower: String,
+    number: NumberAsked,
+}
+
+/// The kind of number a "how many/much" question wants.
+#[derive(Debug, Clone, Copy)]
+enum NumberAsked {
+    /// A share: "what percentage".
+    Percent,
+    /// A cost or price: written in digits.
+    Amount,
+    Count,
+}
+
+impl Asked {
+    pub fn new(question: &str) -> Asked {
+        let lower = question.to_lowercase();
+        let number = if PERCENT_ASKED.is_match(&lower) {
+            NumberAsked::Percent
+        } else if AMOUNT_ASKED.is_match(&lower) {
+            NumberAsked::Amount
+        } else {
+            NumberAsked::Count
+        };
+        Asked {
+            kind: answer_kind(question),
+            lower,
+            number,
+        }
+    }
+}
+
+/// True when `sentence` contains something of `kind` that `question`
+/// itself does not already contain.
+pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
+    let asked = Asked {
+        kind,
+        ..Asked::new(question)
     };
-    let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
-    !(new_match(&YEAR) || new_match(&TIME_STRONG) || (cjk && new_match(&CJK_TIME)))
+    kind == AnswerKind::Other || Offers::of(sentence).offer(&asked)
 }
 
 /// Words that often open a sentence without naming anyone.
@@ -375,19 +482,6 @@ const COMMON_OPENERS: &[&str] = &[
     "here", "some", "many", "most", "all", "each", "every", "no", "not", "but", "and", "or", "so",
     "however", "also", "then", "today", "role", "note", "see",
 ];
-
-/// A capitalized word that is not the first of the sentence and not in the
-/// question.
-fn has_new_name(sentence: &str, question: &str) -> bool {
-    // `question` is in lower case.
-    CAPITALIZED.find_iter(sentence).any(|m| {
-        let word = m.as_str().to_lowercase();
-        // At the start of a sentence every word is capitalized: only a
-        // word that is not a common one counts there ("Jonas owns …").
-        let opening = sentence[..m.start()].trim().is_empty();
-        (!opening || !COMMON_OPENERS.contains(&word.as_str())) && !question.contains(&word)
-    })
-}
 
 #[cfg(test)]
 mod tests {
