@@ -7,6 +7,7 @@
 //! from the shared reader, so they never wait for indexing ([`search`]).
 
 pub mod analyzer;
+mod impacts;
 mod schema;
 pub mod search;
 mod writer;
@@ -96,6 +97,8 @@ struct Inner {
     passages: search::PassageCache,
     /// BM25 statistics of the current searcher generation.
     statistics: search::StatisticsCache,
+    /// Term impacts of the current searcher generation.
+    impacts: impacts::ImpactCache,
 }
 
 impl Index {
@@ -178,6 +181,7 @@ impl Index {
                 status,
                 passages: search::PassageCache::default(),
                 statistics: search::StatisticsCache::default(),
+                impacts: impacts::ImpactCache::default(),
             }),
         })
     }

@@ -133,7 +133,7 @@ struct Statistics {
 }
 
 /// A searcher's statistics, through the cache.
-struct CachedStatistics<'a> {
+pub(super) struct CachedStatistics<'a> {
     searcher: &'a Searcher,
     cache: &'a StatisticsCache,
 }
@@ -198,7 +198,7 @@ pub fn rfc3339(secs: i64) -> String {
 }
 
 impl Index {
-    fn searcher(&self) -> Searcher {
+    pub(super) fn searcher(&self) -> Searcher {
         self.inner.reader.searcher()
     }
 
@@ -206,7 +206,7 @@ impl Index {
         &self.inner.fields
     }
 
-    fn tantivy_err(&self, source: tantivy::TantivyError) -> Error {
+    pub(super) fn tantivy_err(&self, source: tantivy::TantivyError) -> Error {
         Error::Tantivy {
             path: self.inner.index_dir.clone(),
             source,
@@ -240,7 +240,7 @@ impl Index {
         (df, searcher.num_docs())
     }
 
-    fn statistics<'a>(&'a self, searcher: &'a Searcher) -> CachedStatistics<'a> {
+    pub(super) fn statistics<'a>(&'a self, searcher: &'a Searcher) -> CachedStatistics<'a> {
         CachedStatistics {
             searcher,
             cache: &self.inner.statistics,
@@ -262,40 +262,49 @@ impl Index {
         filter: &SearchFilter,
         limit: usize,
     ) -> Result<Vec<SectionHit>, Error> {
+        // A filter alone would list the whole folder: search needs terms.
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let searcher = self.searcher();
+        let filters = self.filter_queries(filter);
+        let top = if filters.is_empty() {
+            self.top_by_impacts(&searcher, terms, &self.scored_fields(), limit.max(1))?
+        } else {
+            self.top_by_query(&searcher, terms, filters, limit.max(1))?
+        };
+        top.into_iter()
+            .map(|(score, address)| self.section_hit(&searcher, address, score))
+            .collect()
+    }
+
+    /// The fields a search scores, with their boosts.
+    pub(super) fn scored_fields(&self) -> [(Field, f32); 3] {
+        let f = self.fields();
+        [
+            (f.text, 1.0),
+            (f.title, TITLE_BOOST),
+            (f.heading, HEADING_BOOST),
+        ]
+    }
+
+    /// The clauses a filter adds; none for an empty filter.
+    fn filter_queries(&self, filter: &SearchFilter) -> Vec<(Occur, Box<dyn Query>)> {
         let f = *self.fields();
-        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for term in terms {
-            let query = |field, boost: f32| -> Box<dyn Query> {
-                let q = TermQuery::new(
-                    Term::from_field_text(field, term),
-                    IndexRecordOption::WithFreqs,
-                );
-                if boost == 1.0 {
-                    Box::new(q)
-                } else {
-                    Box::new(BoostQuery::new(Box::new(q), boost))
-                }
-            };
-            should.push((Occur::Should, query(f.text, 1.0)));
-            should.push((Occur::Should, query(f.title, TITLE_BOOST)));
-            should.push((Occur::Should, query(f.heading, HEADING_BOOST)));
-        }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        if !should.is_empty() {
-            clauses.push((Occur::Must, Box::new(BooleanQuery::new(should))));
-        }
-        let exact = |field, value: &str| -> Box<dyn Query> {
-            Box::new(ConstScoreQuery::new(
+        let exact = |field, value: &str| -> (Occur, Box<dyn Query>) {
+            let query = ConstScoreQuery::new(
                 Box::new(TermQuery::new(
                     Term::from_field_text(field, value),
                     IndexRecordOption::Basic,
                 )),
                 0.0,
-            ))
+            );
+            (Occur::Must, Box::new(query))
         };
+        let mut filters = Vec::new();
         if let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')) {
             if !folder.is_empty() {
-                clauses.push((Occur::Must, exact(f.folders, folder)));
+                filters.push(exact(f.folders, folder));
             }
         }
         if let Some(tag) = filter
@@ -303,26 +312,49 @@ impl Index {
             .as_deref()
             .and_then(crate::brain::parse::normalize_tag)
         {
-            clauses.push((Occur::Must, exact(f.tags, &tag)));
+            filters.push(exact(f.tags, &tag));
         }
         if let Some(kind) = filter.kind {
-            clauses.push((Occur::Must, exact(f.kind, kind)));
+            filters.push(exact(f.kind, kind));
         }
-        if clauses.is_empty() || should_is_missing(terms, filter) {
-            return Ok(Vec::new());
+        filters
+    }
+
+    /// [`Index::search_sections`] as a tantivy query: the disjunction of the
+    /// terms in every scored field, within the filters.
+    pub(super) fn top_by_query(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        mut filters: Vec<(Occur, Box<dyn Query>)>,
+        limit: usize,
+    ) -> Result<Vec<(f32, DocAddress)>, Error> {
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in terms {
+            for (field, boost) in self.scored_fields() {
+                let query = TermQuery::new(
+                    Term::from_field_text(field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(query), boost)),
+                ));
+            }
         }
-        let searcher = self.searcher();
-        let query = BooleanQuery::new(clauses);
-        let top = searcher
+        let query = if filters.is_empty() {
+            BooleanQuery::new(should)
+        } else {
+            filters.insert(0, (Occur::Must, Box::new(BooleanQuery::new(should))));
+            BooleanQuery::new(filters)
+        };
+        searcher
             .search_with_statistics_provider(
                 &query,
-                &TopDocs::with_limit(limit.max(1)).order_by_score(),
-                &self.statistics(&searcher),
+                &TopDocs::with_limit(limit).order_by_score(),
+                &self.statistics(searcher),
             )
-            .map_err(|e| self.tantivy_err(e))?;
-        top.into_iter()
-            .map(|(score, address)| self.section_hit(&searcher, address, score))
-            .collect()
+            .map_err(|e| self.tantivy_err(e))
     }
 
     /// Every passage of the notes of a kind (e.g. project context), in order.
@@ -438,13 +470,8 @@ impl Index {
 }
 
 /// Locks a cache; a panic elsewhere leaves it usable.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn should_is_missing(terms: &[String], filter: &SearchFilter) -> bool {
-    // A filter alone would list the whole folder; search needs terms.
-    terms.is_empty() && (filter.folder.is_some() || filter.tag.is_some() || filter.kind.is_some())
 }
 
 /// Escapes text for HTML element content and attribute values.
