@@ -267,9 +267,22 @@ fn walk_body(body: &str) -> Walked {
     let mut code_depth = 0usize;
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
-        let text = collapse_whitespace(&CALLOUT_MARKER.replace_all(block, ""));
-        if !text.is_empty() {
-            blocks.push(text);
+        let mut push = |text: &str| {
+            let text = collapse_whitespace(&CALLOUT_MARKER.replace_all(text, ""));
+            if !text.is_empty() {
+                blocks.push(text);
+            }
+        };
+        // A callout's title ("> [!important] Deploy windows") is a line of
+        // its own, not the start of the callout's first sentence.
+        match CALLOUT_MARKER.find(block) {
+            Some(marker) if block[..marker.start()].trim().is_empty() => {
+                let rest = &block[marker.end()..];
+                let (title, body) = rest.split_once('\n').unwrap_or((rest, ""));
+                push(title);
+                push(body);
+            }
+            _ => push(block),
         }
         block.clear();
     };
@@ -513,7 +526,8 @@ mod tests {
         assert_eq!(
             texts,
             [
-                "Careful Never deploy on Friday.",
+                "Careful",
+                "Never deploy on Friday.",
                 "fly deploy",
                 "[x] done item",
                 "[ ] open item"

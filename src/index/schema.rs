@@ -6,9 +6,9 @@ use tantivy::schema::{
 
 use super::analyzer::ANALYZER_NAME;
 
-/// Bumped whenever the schema or the analysis changes; an index of another
-/// version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped whenever the schema, the analysis or what parsing stores changes;
+/// an index of another version is rebuilt from the brain.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Handles to the fields of [`build_schema`].
 #[derive(Clone, Copy)]
