@@ -39,7 +39,8 @@ pub(super) struct ImpactCache(Mutex<Impacts>);
 #[derive(Default)]
 struct Impacts {
     generation: u64,
-    lists: HashMap<(Field, String), ImpactList>,
+    /// By field, boost (as bits) and term.
+    lists: HashMap<(Field, u32, String), ImpactList>,
     entries: usize,
 }
 
@@ -132,7 +133,7 @@ impl Index {
                     ..Impacts::default()
                 };
             }
-            if let Some(list) = cache.lists.get(&(field, text.to_string())) {
+            if let Some(list) = cache.lists.get(&(field, boost.to_bits(), text.to_string())) {
                 return Ok(list.clone());
             }
         }
@@ -147,7 +148,11 @@ impl Index {
                 cache.entries = 0;
             }
             let added = list.len();
-            if let Entry::Vacant(slot) = cache.lists.entry((field, text.to_string())) {
+            if let Entry::Vacant(slot) =
+                cache
+                    .lists
+                    .entry((field, boost.to_bits(), text.to_string()))
+            {
                 slot.insert(list.clone());
                 cache.entries += added;
             }
