@@ -31,8 +31,9 @@ use noggin::index::{Index, IndexOptions, SearchFilter};
 use noggin::server::AppState;
 use serde_json::Value;
 
-/// The brain `index` measures unless told otherwise.
-const DEFAULT_BRAIN: &str = "/work/shared/eval/vaults/tldr-pages-en";
+/// The brain `index` measures unless told otherwise, in the shared
+/// evaluation data.
+const DEFAULT_BRAIN: &str = "vaults/tldr-pages-en";
 /// Notes are skipped above this size, as `noggin` does by default.
 const MAX_NOTE_BYTES: u64 = 5 * 1024 * 1024;
 /// Edits timed for edit → searchable.
@@ -42,8 +43,9 @@ const QUERIES: usize = 200;
 /// Times each query is run for search latency.
 const SEARCH_ROUNDS: usize = 5;
 
-/// The vault `research` serves unless told otherwise.
-const DEFAULT_VAULT: &str = "/work/shared/eval/vaults/obsidian-help";
+/// The vault `research` serves unless told otherwise, in the shared
+/// evaluation data.
+const DEFAULT_VAULT: &str = "vaults/obsidian-help";
 /// Evaluation question files (relative to the crate) `research` asks from.
 const EVAL_QUESTIONS: [&str; 2] = ["eval/obsidian-help-en.jsonl", "eval/obsidian-help-ko.jsonl"];
 /// Language folders of the vault whose headings become questions, with what
@@ -79,9 +81,9 @@ fn main() -> ExitCode {
             eprintln!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        [] | ["index"] => bench_index(Path::new(DEFAULT_BRAIN)),
+        [] | ["index"] => bench_index(&shared_eval(DEFAULT_BRAIN)),
         ["index", brain] => bench_index(Path::new(brain)),
-        ["research"] => bench_research(Path::new(DEFAULT_VAULT)),
+        ["research"] => bench_research(&shared_eval(DEFAULT_VAULT)),
         ["research", vault] => bench_research(Path::new(vault)),
         _ => {
             eprintln!("{USAGE}");
@@ -305,6 +307,18 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
         peak_rss_kb()? as f64 / 1024.0
     );
     Ok(())
+}
+
+/// A path in the shared evaluation data: `../shared/eval` beside the
+/// checkout, else `/work/shared/eval`.
+fn shared_eval(relative: &str) -> PathBuf {
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval");
+    let root = if beside.is_dir() {
+        beside
+    } else {
+        PathBuf::from("/work/shared/eval")
+    };
+    root.join(relative)
 }
 
 fn http_client() -> anyhow::Result<reqwest::Client> {

@@ -28,8 +28,22 @@ pub fn sample_brain_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("brain-sample")
 }
 
+/// A path in the shared evaluation data: `../shared/eval` beside the
+/// checkout, else `/work/shared/eval` (where a clone elsewhere finds it).
+pub fn shared_eval(relative: &str) -> PathBuf {
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval");
+    let root = if beside.is_dir() {
+        beside
+    } else {
+        PathBuf::from("/work/shared/eval")
+    };
+    root.join(relative)
+}
+
 /// The Korean Obsidian help vault of the shared evaluation data.
-pub const OBSIDIAN_HELP_KO: &str = "/work/shared/eval/vaults/obsidian-help/ko";
+pub fn obsidian_help_ko() -> PathBuf {
+    shared_eval("vaults/obsidian-help/ko")
+}
 
 /// How long a test waits for something the spec promises within a second.
 pub const CHANGE_DEADLINE: Duration = Duration::from_secs(5);

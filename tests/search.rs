@@ -9,8 +9,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    assert_error_shape, paths, wait_until, ServerOptions, TestBrain, TestServer, CHANGE_DEADLINE,
-    OBSIDIAN_HELP_KO,
+    assert_error_shape, obsidian_help_ko, paths, wait_until, ServerOptions, TestBrain, TestServer,
+    CHANGE_DEADLINE,
 };
 
 /// The text of a snippet with the `<mark>` tags taken out.
@@ -165,7 +165,7 @@ async fn folder_and_tag_filters_narrow_the_hits() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_korean_question_finds_the_korean_note() {
-    let brain = TestBrain::from_dir(OBSIDIAN_HELP_KO);
+    let brain = TestBrain::from_dir(obsidian_help_ko());
     let server = TestServer::start(&brain).await;
 
     let found = server
