@@ -277,7 +277,9 @@ fn walk_body(body: &str) -> Walked {
         // its own, not the start of the callout's first sentence.
         match CALLOUT_MARKER.find(block) {
             Some(marker) if block[..marker.start()].trim().is_empty() => {
-                let rest = &block[marker.end()..];
+                // The title is the rest of the marker's own line (the
+                // marker's trailing whitespace may run past the line's end).
+                let rest = &block[marker.start()..];
                 let (title, body) = rest.split_once('\n').unwrap_or((rest, ""));
                 push(title);
                 push(body);
@@ -533,6 +535,20 @@ mod tests {
                 "[ ] open item"
             ]
         );
+    }
+
+    #[test]
+    fn an_untitled_callout_keeps_its_body_together() {
+        for source in [
+            "> [!note]\n> Never deploy\n> on Friday.\n",
+            "> [!note] \n> Never deploy\n> on Friday.\n",
+        ] {
+            let note = parse_note("n.md", source);
+            assert_eq!(
+                note.sections[0].text, "Never deploy on Friday.",
+                "{source:?}"
+            );
+        }
     }
 
     #[test]

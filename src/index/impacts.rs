@@ -6,9 +6,10 @@
 //! term, field and segment) costs more than scoring does. So each term's
 //! impacts (its boosted BM25 score in every passage that has it, computed
 //! with tantivy's own [`Bm25Weight`]) are kept for the current searcher
-//! generation, and a query adds up the lists of its terms. The ranking is
-//! the one tantivy's query gives (a test holds the two together); any
-//! commit starts the cache over.
+//! generation, and a query adds up the lists of its terms. The scores are
+//! the ones tantivy's query gives, up to the rounding of a sum taken in
+//! another order (a test holds the two together); any commit starts the
+//! cache over.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -127,14 +128,18 @@ impl Index {
         let generation = searcher.generation().generation_id();
         {
             let mut cache = lock(&self.inner.impacts.0);
-            if cache.generation != generation {
+            // Generations only grow: a searcher older than the cache's
+            // works without it rather than throwing it away.
+            if cache.generation < generation {
                 *cache = Impacts {
                     generation,
                     ..Impacts::default()
                 };
             }
-            if let Some(list) = cache.lists.get(&(field, boost.to_bits(), text.to_string())) {
-                return Ok(list.clone());
+            if cache.generation == generation {
+                if let Some(list) = cache.lists.get(&(field, boost.to_bits(), text.to_string())) {
+                    return Ok(list.clone());
+                }
             }
         }
         let list: ImpactList = self

@@ -139,27 +139,34 @@ pub(super) struct CachedStatistics<'a> {
 }
 
 impl CachedStatistics<'_> {
-    /// The cache, emptied first when the searcher is of a newer generation.
-    fn statistics(&self) -> std::sync::MutexGuard<'_, Statistics> {
+    /// The cache, if it is of the searcher's generation: emptied first when
+    /// the searcher is newer. Generations only grow, so an older searcher
+    /// works without the cache rather than throwing the newer one away.
+    fn statistics(&self) -> Option<std::sync::MutexGuard<'_, Statistics>> {
         let generation = self.searcher.generation().generation_id();
         let mut statistics = lock(&self.cache.0);
-        if statistics.generation != generation {
+        if statistics.generation < generation {
             *statistics = Statistics {
                 generation,
                 ..Statistics::default()
             };
         }
-        statistics
+        (statistics.generation == generation).then_some(statistics)
     }
 }
 
 impl Bm25StatisticsProvider for CachedStatistics<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        if let Some(&n) = self.statistics().tokens.get(&field) {
+        if let Some(n) = self
+            .statistics()
+            .and_then(|s| s.tokens.get(&field).copied())
+        {
             return Ok(n);
         }
         let n = self.searcher.total_num_tokens(field)?;
-        self.statistics().tokens.insert(field, n);
+        if let Some(mut statistics) = self.statistics() {
+            statistics.tokens.insert(field, n);
+        }
         Ok(n)
     }
 
@@ -168,11 +175,16 @@ impl Bm25StatisticsProvider for CachedStatistics<'_> {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
-        if let Some(&n) = self.statistics().doc_freqs.get(term) {
+        if let Some(n) = self
+            .statistics()
+            .and_then(|s| s.doc_freqs.get(term).copied())
+        {
             return Ok(n);
         }
         let n = self.searcher.doc_freq(term)?;
-        self.statistics().doc_freqs.insert(term.clone(), n);
+        if let Some(mut statistics) = self.statistics() {
+            statistics.doc_freqs.insert(term.clone(), n);
+        }
         Ok(n)
     }
 }

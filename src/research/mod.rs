@@ -236,9 +236,11 @@ pub enum Decision {
 }
 
 /// Requests gathering evidence at the same time: one per core.
-static GATHERING: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
-    tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
-});
+static GATHERING: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
+    std::sync::LazyLock::new(|| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        std::sync::Arc::new(tokio::sync::Semaphore::new(cores))
+    });
 
 /// Researches a validated request. Never fails: problems leave questions
 /// unanswered and are logged.
@@ -250,17 +252,21 @@ pub async fn research_questions(
     let started = Instant::now();
     let (context, gathered) = {
         // Gathering is CPU work: at most one per core at a time, in arrival
-        // order, so a burst of requests queues instead of thrashing.
-        let _permit = GATHERING.acquire().await;
+        // order, so a burst of requests queues instead of thrashing. The
+        // permit goes with the work, which runs on even if the caller leaves.
+        let permit = GATHERING.clone().acquire_owned().await;
         let index = index.clone();
         let settings = settings.clone();
         let request = request.clone();
-        tokio::task::spawn_blocking(move || gather(&index, &settings, &request))
-            .await
-            .unwrap_or_else(|error| {
-                tracing::error!(%error, "gathering evidence failed");
-                (ProjectContext::default(), Vec::new())
-            })
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            gather(&index, &settings, &request)
+        })
+        .await
+        .unwrap_or_else(|error| {
+            tracing::error!(%error, "gathering evidence failed");
+            (ProjectContext::default(), Vec::new())
+        })
     };
     let mut decisions: Vec<Decision> = gathered
         .iter()

@@ -162,8 +162,8 @@ static CJK_MARKER_PATTERNS: LazyLock<Vec<(Regex, AnswerKind)>> = LazyLock::new(|
         .collect()
 });
 
-/// Any of [`CJK_QUESTION_PARTS`], the longest where several start at one
-/// place.
+/// Any of [`CJK_QUESTION_PARTS`]; where several start at one place, the
+/// first listed wins, so the list puts longer parts before their prefixes.
 static CJK_QUESTION_PART: LazyLock<Regex> = LazyLock::new(|| {
     let parts: Vec<String> = CJK_QUESTION_PARTS
         .iter()
