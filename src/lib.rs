@@ -16,6 +16,7 @@
 //! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
 
 pub mod brain;
+mod cache;
 pub mod config;
 pub mod index;
 pub mod knowledge;

@@ -13,15 +13,15 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tantivy::postings::Postings;
 use tantivy::query::{Bm25StatisticsProvider, Bm25Weight};
 use tantivy::schema::{Field, IndexRecordOption, Term};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED};
 
-use super::search::lock;
 use super::{Error, Index};
+use crate::cache::PerGeneration;
 
 /// Impacts most kept (passages summed over all cached terms); beyond it the
 /// cache starts over. At 8 bytes each this is 32 MB.
@@ -34,12 +34,10 @@ type GlobalDoc = u32;
 /// A term's impacts in one field: each passage that has it, with its score.
 type ImpactList = Arc<[(GlobalDoc, f32)]>;
 
-#[derive(Default)]
-pub(super) struct ImpactCache(Mutex<Impacts>);
+pub(super) type ImpactCache = PerGeneration<Impacts>;
 
 #[derive(Default)]
-struct Impacts {
-    generation: u64,
+pub(super) struct Impacts {
     /// By field, boost (as bits) and term.
     lists: HashMap<(Field, u32, String), ImpactList>,
     entries: usize,
@@ -126,38 +124,26 @@ impl Index {
         text: &str,
     ) -> Result<ImpactList, Error> {
         let generation = searcher.generation().generation_id();
+        let key = (field, boost.to_bits(), text.to_string());
+        if let Some(list) = self
+            .inner
+            .impacts
+            .of(generation)
+            .and_then(|cache| cache.lists.get(&key).cloned())
         {
-            let mut cache = lock(&self.inner.impacts.0);
-            // Generations only grow: a searcher older than the cache's
-            // works without it rather than throwing it away.
-            if cache.generation < generation {
-                *cache = Impacts {
-                    generation,
-                    ..Impacts::default()
-                };
-            }
-            if cache.generation == generation {
-                if let Some(list) = cache.lists.get(&(field, boost.to_bits(), text.to_string())) {
-                    return Ok(list.clone());
-                }
-            }
+            return Ok(list);
         }
         let list: ImpactList = self
             .score_postings(searcher, bases, field, boost, text)
             .map_err(|e| self.tantivy_err(e))?
             .into();
-        let mut cache = lock(&self.inner.impacts.0);
-        if cache.generation == generation {
+        if let Some(mut cache) = self.inner.impacts.of(generation) {
             if cache.entries + list.len() > CACHED_IMPACTS {
                 cache.lists.clear();
                 cache.entries = 0;
             }
             let added = list.len();
-            if let Entry::Vacant(slot) =
-                cache
-                    .lists
-                    .entry((field, boost.to_bits(), text.to_string()))
-            {
+            if let Entry::Vacant(slot) = cache.lists.entry(key) {
                 slot.insert(list.clone());
                 cache.entries += added;
             }

@@ -179,7 +179,7 @@ impl Index {
                 fields,
                 writer,
                 status,
-                passages: search::PassageCache::default(),
+                passages: search::PassageCache::new(search::CACHED_PASSAGES),
                 statistics: search::StatisticsCache::default(),
                 impacts: impacts::ImpactCache::default(),
             }),

@@ -6,7 +6,7 @@
 //! "두뇌를" when the note says "두뇌에서".
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, MutexGuard};
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
@@ -19,6 +19,7 @@ use tantivy::{DocAddress, DocId, Searcher, TantivyDocument};
 
 use super::analyzer::{analyze, text_analyzer, with_analyzer};
 use super::{Error, Fields, Index};
+use crate::cache::{CappedMap, Generation, PerGeneration};
 
 /// Score multipliers for a match in the title or heading instead of the text.
 const TITLE_BOOST: f32 = 2.0;
@@ -111,23 +112,20 @@ impl std::ops::Deref for SectionHit {
 }
 
 /// Passages most kept in memory; beyond it the cache starts over.
-const CACHED_PASSAGES: usize = 50_000;
+pub(super) const CACHED_PASSAGES: usize = 50_000;
 
 /// Passages read from the store. Reading one means decompressing a block
 /// and copying its fields, and research reads the same few passages for many
 /// questions.
-#[derive(Default)]
-pub(super) struct PassageCache(Mutex<HashMap<PassageKey, Arc<Passage>>>);
+pub(super) type PassageCache = CappedMap<PassageKey, Passage>;
 
 /// BM25 statistics of the current searcher generation. Every term query
 /// needs its term's document frequency, which tantivy would otherwise look
 /// up in every segment's term dictionary each time.
-#[derive(Default)]
-pub(super) struct StatisticsCache(Mutex<Statistics>);
+pub(super) type StatisticsCache = PerGeneration<Statistics>;
 
 #[derive(Default)]
-struct Statistics {
-    generation: u64,
+pub(super) struct Statistics {
     doc_freqs: HashMap<Term, u64>,
     tokens: HashMap<Field, u64>,
 }
@@ -139,19 +137,9 @@ pub(super) struct CachedStatistics<'a> {
 }
 
 impl CachedStatistics<'_> {
-    /// The cache, if it is of the searcher's generation: emptied first when
-    /// the searcher is newer. Generations only grow, so an older searcher
-    /// works without the cache rather than throwing the newer one away.
-    fn statistics(&self) -> Option<std::sync::MutexGuard<'_, Statistics>> {
-        let generation = self.searcher.generation().generation_id();
-        let mut statistics = lock(&self.cache.0);
-        if statistics.generation < generation {
-            *statistics = Statistics {
-                generation,
-                ..Statistics::default()
-            };
-        }
-        (statistics.generation == generation).then_some(statistics)
+    /// The cache, if it is of the searcher's generation.
+    fn statistics(&self) -> Option<MutexGuard<'_, Generation<Statistics>>> {
+        self.cache.of(self.searcher.generation().generation_id())
     }
 }
 
@@ -402,11 +390,8 @@ impl Index {
             segment: searcher.segment_reader(address.segment_ord).segment_id(),
             doc: address.doc_id,
         };
-        if let Some(passage) = lock(&self.inner.passages.0).get(&key) {
-            return Ok(SectionHit {
-                passage: passage.clone(),
-                score,
-            });
+        if let Some(passage) = self.inner.passages.get(&key) {
+            return Ok(SectionHit { passage, score });
         }
         let f = self.fields();
         let doc: TantivyDocument = searcher.doc(address).map_err(|e| self.tantivy_err(e))?;
@@ -433,11 +418,7 @@ impl Index {
             ord: doc.get_first(f.ord).and_then(|v| v.as_u64()).unwrap_or(0),
             key: Some(key),
         });
-        let mut cache = lock(&self.inner.passages.0);
-        if cache.len() >= CACHED_PASSAGES {
-            cache.clear();
-        }
-        cache.insert(key, passage.clone());
+        self.inner.passages.insert(key, passage.clone());
         Ok(SectionHit { passage, score })
     }
 
@@ -479,11 +460,6 @@ impl Index {
         }
         Ok(hits)
     }
-}
-
-/// Locks a cache; a panic elsewhere leaves it usable.
-pub(super) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Escapes text for HTML element content and attribute values.

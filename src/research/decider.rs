@@ -11,10 +11,11 @@
 //! answered when it reaches the threshold.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use crate::cache::CappedMap;
 use crate::index::analyzer::{analyze, with_analyzer};
 use crate::index::search::is_stopword;
 use crate::index::{Index, PassageKey, SearchFilter, SectionHit};
@@ -98,8 +99,8 @@ enum TokensKey {
 
 /// Analyzing sentences is most of the work of research, and the same
 /// passages come back for many questions: their words are cached.
-static TOKEN_CACHE: LazyLock<Mutex<HashMap<TokensKey, Arc<SectionTokens>>>> =
-    LazyLock::new(Mutex::default);
+static TOKEN_CACHE: LazyLock<CappedMap<TokensKey, SectionTokens>> =
+    LazyLock::new(|| CappedMap::new(TOKEN_CACHE_SECTIONS));
 
 fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let key = match section.key {
@@ -113,12 +114,8 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
             TokensKey::Text(hasher.digest())
         }
     };
-    if let Some(found) = TOKEN_CACHE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-    {
-        return found.clone();
+    if let Some(found) = TOKEN_CACHE.get(&key) {
+        return found;
     }
     let text = &section.text;
     let spans = sentence_spans(text);
@@ -148,11 +145,7 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         content,
         around,
     });
-    let mut cache = TOKEN_CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    if cache.len() >= TOKEN_CACHE_SECTIONS {
-        cache.clear();
-    }
-    cache.insert(key, tokens.clone());
+    TOKEN_CACHE.insert(key, tokens.clone());
     tokens
 }
 

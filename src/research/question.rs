@@ -396,8 +396,7 @@ impl Offers {
     /// True when the sentence contains something of the asked-for kind that
     /// the question does not already contain.
     pub fn offer(&self, asked: &Asked) -> bool {
-        let question = asked.lower.as_str();
-        let new = |found: &[String]| found.iter().any(|m| !question.contains(m.as_str()));
+        let new = |found: &[String]| asked.lacks_any(found);
         match asked.kind {
             AnswerKind::Other => true,
             AnswerKind::Time => {
@@ -421,8 +420,7 @@ impl Offers {
     /// True when the sentence speaks of time only vaguely ("every week")
     /// where a "when" question wants it pinned down ("Tuesday after 14:00").
     pub fn vague_time(&self, asked: &Asked) -> bool {
-        let question = asked.lower.as_str();
-        let new = |found: &[String]| found.iter().any(|m| !question.contains(m.as_str()));
+        let new = |found: &[String]| asked.lacks_any(found);
         !(new(&self.year) || new(&self.time_strong) || new(&self.cjk_time))
     }
 }
@@ -462,16 +460,12 @@ impl Asked {
             number,
         }
     }
-}
 
-/// True when `sentence` contains something of `kind` that `question`
-/// itself does not already contain.
-pub fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
-    let asked = Asked {
-        kind,
-        ..Asked::new(question)
-    };
-    kind == AnswerKind::Other || Offers::of(sentence).offer(&asked)
+    /// True when one of `found` (lower case) is not in the question: the
+    /// sentence adds it.
+    fn lacks_any(&self, found: &[String]) -> bool {
+        found.iter().any(|m| !self.lower.contains(m.as_str()))
+    }
 }
 
 /// Words that often open a sentence without naming anyone.
@@ -486,6 +480,16 @@ const COMMON_OPENERS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// True when `sentence` contains something of `kind` that `question`
+    /// itself does not already contain.
+    fn offers(kind: AnswerKind, sentence: &str, question: &str) -> bool {
+        let asked = Asked {
+            kind,
+            ..Asked::new(question)
+        };
+        Offers::of(sentence).offer(&asked)
+    }
 
     #[test]
     fn answer_kinds() {
