@@ -166,7 +166,8 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
     // Edit → searchable, with the server's watcher following the brain.
     let state = open_server_state(&brain)?;
     let deadline = Instant::now() + Duration::from_secs(60);
-    while state.index.status().last_reconcile.is_none() || state.index.status().indexing {
+    while state.app.index().status().last_reconcile.is_none() || state.app.index().status().indexing
+    {
         anyhow::ensure!(Instant::now() < deadline, "the first reconcile never ended");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -180,7 +181,10 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
         let started = Instant::now();
         let limit = started + Duration::from_secs(10);
         loop {
-            let hits = state.index.search(&word, &SearchFilter::default(), 1)?;
+            let hits = state
+                .app
+                .index()
+                .search(&word, &SearchFilter::default(), 1)?;
             if hits.first().is_some_and(|h| h.path == file.rel_path) {
                 break;
             }
@@ -194,7 +198,7 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
         "edit → searchable:   median {:.0} ms, max {:.0} ms  ({EDITS} edits, watcher {})",
         ms(percentile(&latencies, 0.5)),
         ms(*latencies.last().unwrap_or(&Duration::ZERO)),
-        state.watcher.state().state
+        state.app.status().watcher.state
     );
     drop(state);
 

@@ -37,6 +37,8 @@ pub enum Command {
     Research(ResearchCmdArgs),
     /// Write the user's answers into the brain as a dated note.
     Remember(RememberArgs),
+    /// Serve MCP over stdio (for an assistant that starts noggin itself).
+    Mcp(McpArgs),
 }
 
 /// Where the brain and its index are.
@@ -295,6 +297,17 @@ pub struct ServerConfig {
     pub card: CardSettings,
 }
 
+impl ServerConfig {
+    /// What the application core needs of these settings.
+    pub fn core(&self) -> crate::app::CoreConfig {
+        crate::app::CoreConfig {
+            brain: self.brain.clone(),
+            research: self.research.clone(),
+            knowledge: self.knowledge.clone(),
+        }
+    }
+}
+
 impl ServeArgs {
     /// Checks the flags together; refuses to expose the brain without a token.
     pub fn server_config(self) -> anyhow::Result<ServerConfig> {
@@ -322,6 +335,47 @@ impl ServeArgs {
             knowledge,
             card: CardSettings::from(&self.card),
         })
+    }
+}
+
+/// `noggin mcp`: the brain over MCP on stdin/stdout, following edits.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub brain: BrainArgs,
+
+    /// How to follow edits to the brain (as for `serve`).
+    #[arg(long, env = "NOGGIN_WATCH", value_enum, default_value_t = WatchMode::Auto)]
+    pub watch: WatchMode,
+
+    /// Interval of the periodic rescans when polling.
+    #[arg(
+        long,
+        env = "NOGGIN_POLL_INTERVAL_MS",
+        default_value_t = 2000,
+        value_name = "MS"
+    )]
+    pub poll_interval_ms: u64,
+
+    #[command(flatten)]
+    pub research: ResearchArgs,
+
+    #[command(flatten)]
+    pub knowledge: KnowledgeArgs,
+}
+
+impl McpArgs {
+    /// The core's settings and how to follow the brain.
+    pub fn core(&self) -> anyhow::Result<(crate::app::CoreConfig, Duration)> {
+        if self.poll_interval_ms == 0 {
+            anyhow::bail!("--poll-interval-ms must be at least 1");
+        }
+        let core = crate::app::CoreConfig {
+            brain: self.brain.clone(),
+            research: self.research.research_settings(&self.brain.brain)?,
+            knowledge: self.knowledge.settings(&self.research.folder)?,
+        };
+        Ok((core, Duration::from_millis(self.poll_interval_ms)))
     }
 }
 
@@ -373,6 +427,9 @@ pub struct ResearchCmdArgs {
     #[arg(long)]
     pub json: bool,
 
+    #[command(flatten)]
+    pub marker: MarkerArg,
+
     /// The request the questions are about.
     #[arg(long, default_value = "")]
     pub prompt: String,
@@ -385,6 +442,26 @@ pub struct ResearchCmdArgs {
         value_name = "QUESTION"
     )]
     pub questions: Vec<String>,
+}
+
+/// The marker of self-researched answers: shown before them where they
+/// appear as text, and the sign that an answer must not be saved as the
+/// user's.
+#[derive(Debug, Clone, Args)]
+pub struct MarkerArg {
+    /// Start of an answer that noggin found by itself, as shown to the user;
+    /// such answers are never saved as the user's.
+    #[arg(long, env = "NOGGIN_MARKER", default_value = crate::research::MARKER)]
+    pub marker: String,
+}
+
+impl MarkerArg {
+    pub fn validated(&self) -> anyhow::Result<String> {
+        if self.marker.trim().is_empty() {
+            anyhow::bail!("--marker must not be empty");
+        }
+        Ok(self.marker.clone())
+    }
 }
 
 /// How the user's answers are written back into the brain (the folder is
@@ -405,10 +482,8 @@ pub struct KnowledgeArgs {
     )]
     pub min_answer_chars: usize,
 
-    /// Start of an answer that noggin found by itself; such answers are never
-    /// saved as the user's.
-    #[arg(long, env = "NOGGIN_MARKER", default_value = "(self-research) ")]
-    pub marker: String,
+    #[command(flatten)]
+    pub marker: MarkerArg,
 
     /// Date of the notes written, instead of today's local date (YYYY-MM-DD).
     #[arg(long, env = "NOGGIN_TODAY", hide = true, value_name = "YYYY-MM-DD")]
@@ -420,14 +495,11 @@ impl KnowledgeArgs {
     /// indexed) and the marker.
     pub fn settings(&self, folder: &KnowledgeFolderArg) -> anyhow::Result<knowledge::Settings> {
         let folder = folder.validated()?;
-        if self.marker.trim().is_empty() {
-            anyhow::bail!("--marker must not be empty");
-        }
         Ok(knowledge::Settings {
             save: !self.no_save,
             folder,
             min_answer_chars: self.min_answer_chars,
-            marker: self.marker.clone(),
+            marker: self.marker.validated()?,
             today: self.today,
         })
     }
@@ -466,7 +538,38 @@ pub struct RememberArgs {
     pub json: bool,
 }
 
+impl ResearchCmdArgs {
+    /// The core's settings: research as flagged, nothing written.
+    pub fn core(&self) -> anyhow::Result<crate::app::CoreConfig> {
+        let research = self.research.research_settings(&self.brain.brain)?;
+        let knowledge = knowledge::Settings {
+            folder: research.knowledge_folder.clone(),
+            marker: self.marker.validated()?,
+            ..knowledge::Settings::default()
+        };
+        Ok(crate::app::CoreConfig {
+            brain: self.brain.clone(),
+            research,
+            knowledge,
+        })
+    }
+}
+
 impl RememberArgs {
+    /// The core's settings: write-back as flagged.
+    pub fn core(&self) -> anyhow::Result<crate::app::CoreConfig> {
+        let knowledge = self.knowledge.settings(&self.folder)?;
+        let research = ResearchSettings {
+            knowledge_folder: knowledge.folder.clone(),
+            ..ResearchSettings::default()
+        };
+        Ok(crate::app::CoreConfig {
+            brain: self.brain.clone(),
+            research,
+            knowledge,
+        })
+    }
+
     /// The question/answer pairs, in order.
     pub fn pairs(&self) -> anyhow::Result<Vec<knowledge::Answer>> {
         if self.questions.len() != self.answers.len() {

@@ -12,13 +12,37 @@
 //!   with evidence, or leaves them for the user;
 //! - [`knowledge`] writes the user's answers back into the brain as dated
 //!   notes, so the next research finds them;
-//! - [`server`] exposes search, research and answers over HTTP;
+//! - [`app`] is the application core: one handle with every use case and
+//!   its limits ([`limits`]), which every way in goes through;
+//! - the ways in are thin adapters over [`app`]: [`cli`] (the terminal),
+//!   [`server`] (HTTP and the web card) and [`mcp`] (stdio and `/mcp`);
 //! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
+//!
+//! # Where to change what
+//!
+//! | to change … | look in |
+//! |---|---|
+//! | what counts as a note, how it is split into sections | `brain/scan.rs`, `brain/parse.rs` |
+//! | tokenizing, stemming, Korean/CJK bigrams | `index/analyzer.rs` |
+//! | ranking and snippets | `index/search.rs` (and `index/impacts.rs`) |
+//! | how a question is decided | `research/decider.rs`; a new kind of decider: `research/deciders.rs` |
+//! | the format of written answers | `knowledge/note.rs` |
+//! | a limit on what callers send | `limits.rs` (the OpenAPI document follows) |
+//! | a use case, for every way in at once | `app/mod.rs` |
+//! | an HTTP route | `server/<resource>.rs` and `server/openapi.rs` |
+//! | a CLI command | `cli/<command>.rs` and `config.rs` |
+//! | an MCP tool | `mcp/mod.rs` |
+//!
+//! `docs/architecture.md` draws the layers and the data flow.
 
+pub mod app;
 pub mod brain;
 mod cache;
+pub mod cli;
 pub mod config;
 pub mod index;
 pub mod knowledge;
+pub mod limits;
+pub mod mcp;
 pub mod research;
 pub mod server;

@@ -78,6 +78,7 @@ async fn a_new_note_has_the_exact_format() {
     assert_eq!(
         body,
         json!({
+            "indexed": true,
             "saved": [{"path": path, "questions": [
                 "How long does a waitlist offer stay open?", "Who is notified first?"]}],
             "skipped": []
@@ -403,7 +404,7 @@ async fn with_saving_off_everything_is_skipped_as_disabled() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"saved": [], "skipped": [
+        json!({"indexed": true, "saved": [], "skipped": [
             {"question": "Who builds it?", "reason": "disabled"},
             {"question": "", "reason": "disabled"}]})
     );

@@ -40,7 +40,7 @@ pub enum Change {
 }
 
 /// What `/v1/status` says about the watcher.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WatchState {
     /// "watching", "polling" or "off".
     pub state: &'static str,

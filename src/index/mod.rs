@@ -7,6 +7,7 @@
 //! from the shared reader, so they never wait for indexing ([`search`]).
 
 pub mod analyzer;
+pub mod corpus;
 mod impacts;
 mod schema;
 pub mod search;
@@ -19,6 +20,7 @@ use serde::Serialize;
 use tantivy::directory::MmapDirectory;
 use tantivy::{IndexReader, ReloadPolicy};
 
+pub use corpus::Corpus;
 pub use schema::{Fields, SCHEMA_VERSION};
 pub use search::{Hit, Passage, PassageKey, SearchFilter, SectionHit};
 pub use writer::{Progress, ReconcileReport};

@@ -178,7 +178,7 @@ impl Bm25StatisticsProvider for CachedStatistics<'_> {
 }
 
 /// One note in a search result: its best passage.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     pub path: String,
     pub title: String,

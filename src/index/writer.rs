@@ -25,7 +25,7 @@ use crate::brain::{parse_note, Note};
 pub type Progress = Box<dyn Fn(usize, usize) + Send>;
 
 /// What a reconcile did.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct ReconcileReport {
     /// RFC 3339 time at which it finished.
     pub at: String,

@@ -23,14 +23,7 @@ use serde::Serialize;
 
 use note::Entry;
 
-/// Longest prompt accepted, in characters (the same limit as research).
-pub const MAX_PROMPT_CHARS: usize = 20_000;
-/// Most question/answer pairs in one request.
-pub const MAX_ANSWERS: usize = 50;
-/// Longest question accepted, in characters (the same limit as research).
-pub const MAX_QUESTION_CHARS: usize = 500;
-/// Longest answer accepted, in characters.
-pub const MAX_ANSWER_CHARS: usize = 10_000;
+pub use crate::limits::{MAX_ANSWERS, MAX_ANSWER_CHARS, MAX_PROMPT_CHARS, MAX_QUESTION_CHARS};
 
 /// Value of `source` that marks an answer noggin found itself.
 pub const SELF_RESEARCH_SOURCE: &str = "self-research";
@@ -127,7 +120,7 @@ pub struct Answer {
 }
 
 /// Why an answer was not saved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkipReason {
     /// noggin found it itself; only the user's answers are written.
@@ -155,7 +148,7 @@ impl SkipReason {
 }
 
 /// A note that received answers.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Saved {
     /// Relative to the brain, `/`-separated.
     pub path: String,
@@ -163,14 +156,14 @@ pub struct Saved {
 }
 
 /// An answer that was not saved.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Skipped {
     pub question: String,
     pub reason: SkipReason,
 }
 
 /// What [`Knowledge::remember`] did.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct Outcome {
     pub saved: Vec<Saved>,
     pub skipped: Vec<Skipped>,

@@ -11,6 +11,7 @@
 
 pub mod context;
 pub mod decider;
+pub mod deciders;
 pub mod llm;
 pub mod log;
 pub mod qa;
@@ -33,16 +34,10 @@ use qa::{find_stored_answer, StoredAnswer, Superseded};
 pub const SOURCE: &str = "self-research";
 /// Shown before a self-researched answer where it appears as text.
 pub const MARKER: &str = "(self-research) ";
-/// Most questions in one request.
-pub const MAX_QUESTIONS: usize = 20;
-/// Longest question, in characters.
-pub const MAX_QUESTION_CHARS: usize = 500;
-/// Longest prompt, in characters.
-pub const MAX_PROMPT_CHARS: usize = 20_000;
-/// Longest project context a request may send, in characters.
-pub const MAX_PROJECT_CONTEXT_CHARS: usize = 100_000;
-/// Longest session id, in characters.
-pub const MAX_SESSION_CHARS: usize = 200;
+pub use crate::limits::{
+    MAX_PROJECT_CONTEXT_CHARS, MAX_PROMPT_CHARS, MAX_QUESTIONS, MAX_QUESTION_CHARS,
+    MAX_SESSION_CHARS,
+};
 /// The default answer threshold, chosen on the evaluation sets (see README).
 pub const DEFAULT_THRESHOLD: f32 = 0.5;
 /// Confidence floor of a stored answer whose question matches.
@@ -79,7 +74,7 @@ impl Default for ResearchSettings {
 }
 
 /// `POST /v1/research` body.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResearchRequest {
     #[serde(default)]
@@ -170,7 +165,7 @@ impl ResearchRequest {
 }
 
 /// One piece of evidence: an excerpt of a note.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Evidence {
     pub path: String,
     pub title: String,
@@ -182,7 +177,7 @@ pub struct Evidence {
 }
 
 /// A question the brain answered.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Answered {
     pub question: String,
     pub answer: String,
@@ -195,14 +190,14 @@ pub struct Answered {
 }
 
 /// A question left for the user, with the best weak evidence.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Unanswered {
     pub question: String,
     pub evidence: Vec<Evidence>,
 }
 
 /// `POST /v1/research` response.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ResearchResponse {
     pub research_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -268,25 +263,13 @@ pub async fn research_questions(
             (ProjectContext::default(), Vec::new())
         })
     };
-    let mut decisions: Vec<Decision> = gathered
-        .iter()
-        .map(|q| decide_locally(q, settings.threshold))
-        .collect();
-    if let Some(llm) = &settings.llm {
-        match llm::decide(llm, &request.prompt, context.text.as_deref(), &gathered).await {
-            Ok(llm_decisions) => {
-                for (i, decision) in llm_decisions.into_iter().enumerate() {
-                    // A stored answer from the user outranks any model.
-                    if let (Some(decision), None) = (decision, &gathered[i].stored) {
-                        decisions[i] = decision;
-                    }
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "LLM decider failed; using the local decider");
-            }
-        }
-    }
+    let deciders = deciders::deciders_for(settings);
+    let input = deciders::DecisionInput {
+        prompt: &request.prompt,
+        project_context: context.text.as_deref(),
+        questions: &gathered,
+    };
+    let decisions = deciders::decide_all(&deciders, &input).await;
     respond(context, gathered, decisions, started)
 }
 

@@ -23,7 +23,7 @@ pub const QUESTION_PREFIX: &str = "Q.";
 pub const MATCH_SIMILARITY: f32 = 0.5;
 
 /// A stored answer that a newer one replaced.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Superseded {
     pub path: String,
     pub question: String,

@@ -152,7 +152,7 @@ async fn card_events(
     let session = params.session()?;
     let mut closing = state.closing.subscribe();
     // The watch stream yields the current value first: the card at once.
-    let changes = WatchStream::new(state.research_log.subscribe());
+    let changes = WatchStream::new(state.app.research_log().subscribe());
     let events = changes
         .map(move |_| {
             let card = build_card(&state, session.clone());
@@ -172,12 +172,13 @@ pub fn build_card(state: &AppState, session: Option<String>) -> Card {
     let settings = state.config.card;
     let marker = state.config.knowledge.marker.clone();
     let research = state
-        .research_log
+        .app
+        .research_log()
         .latest(session.as_deref())
         .map(|record| card_research(&record, &marker, settings));
     Card {
         session,
-        sessions: state.research_log.sessions(),
+        sessions: state.app.research_log().sessions(),
         marker,
         max_facts: settings.facts,
         answer_chars: settings.answer_chars,

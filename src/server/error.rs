@@ -56,17 +56,13 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<crate::index::Error> for ApiError {
-    fn from(error: crate::index::Error) -> Self {
-        ApiError::internal(error)
-    }
-}
-
-impl From<crate::knowledge::Error> for ApiError {
-    fn from(error: crate::knowledge::Error) -> Self {
-        match error.input_code() {
-            Some(code) => ApiError::bad_request(code, error.to_string()),
-            None => ApiError::internal(error),
+/// Every use case's error maps to HTTP here, and only here.
+impl From<crate::app::Error> for ApiError {
+    fn from(error: crate::app::Error) -> Self {
+        match error {
+            crate::app::Error::Invalid { code, message } => ApiError::bad_request(code, message),
+            crate::app::Error::NotFound(message) => ApiError::not_found(message),
+            crate::app::Error::Internal(error) => ApiError::internal(format!("{error:#}")),
         }
     }
 }

@@ -10,7 +10,7 @@ pub mod card;
 pub mod error;
 mod notes;
 mod openapi;
-mod render;
+pub(crate) mod render;
 mod research;
 mod search;
 mod status;
@@ -18,7 +18,6 @@ mod web;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
@@ -29,24 +28,16 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tower_http::trace::TraceLayer;
 
-use crate::brain::watch::{watch_brain, Change, Watcher};
+use crate::app::Noggin;
 use crate::config::ServerConfig;
-use crate::index::Index;
-use crate::knowledge::Knowledge;
-use crate::research::log::ResearchLog;
 use error::ApiError;
 
 /// Shared state of every handler: cheap handles.
 #[derive(Clone)]
 pub struct AppState {
-    pub index: Index,
-    pub watcher: Arc<Watcher>,
+    /// The use cases; handlers only translate HTTP to and from them.
+    pub app: Noggin,
     pub config: Arc<ServerConfig>,
-    pub started: Instant,
-    /// The latest research of each session, for the card.
-    pub research_log: ResearchLog,
-    /// Writes the user's answers back into the brain.
-    pub knowledge: Knowledge,
     /// Turns true when the server starts shutting down, so that endless
     /// responses (the card's event stream) end and let it stop.
     pub closing: Arc<watch::Sender<bool>>,
@@ -56,27 +47,10 @@ impl AppState {
     /// Opens the brain's index, starts following the brain and starts the
     /// first reconcile in the background (searches work meanwhile).
     pub fn open(config: ServerConfig) -> anyhow::Result<AppState> {
-        let index = Index::open(config.brain.index_options(false))?;
-        let sink_index = index.clone();
-        let sink = Arc::new(move |change: Change| {
-            let sent = match change {
-                Change::Notes(paths) => sink_index.queue_paths(paths),
-                Change::Rescan => sink_index.request_reconcile(),
-            };
-            if let Err(error) = sent {
-                tracing::warn!(%error, "cannot pass a change to the index");
-            }
-        });
-        let watcher = watch_brain(index.brain(), config.watch, config.poll_interval, sink);
-        index.request_reconcile()?;
-        let knowledge = Knowledge::new(index.brain(), config.knowledge.clone());
+        let app = Noggin::open_live(&config.core(), config.watch, config.poll_interval)?;
         Ok(AppState {
-            index,
-            watcher: Arc::new(watcher),
+            app,
             config: Arc::new(config),
-            started: Instant::now(),
-            research_log: ResearchLog::default(),
-            knowledge,
             closing: Arc::new(watch::Sender::new(false)),
         })
     }
@@ -92,7 +66,20 @@ pub fn app(state: AppState) -> Router {
         .merge(card::router())
         .merge(notes::api_router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
+    // MCP over streamable HTTP: behind the same token, and refusing pages of
+    // other sites (DNS rebinding) by Origin as well as by Host.
+    let mcp = Router::new()
+        .nest_service(
+            "/mcp",
+            crate::mcp::http_service(state.app.clone(), loopback_hosts(&state.config)),
+        )
+        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            require_local_origin,
+        ));
     Router::new()
+        .merge(mcp)
         .merge(status::health_router())
         .merge(openapi::router())
         .merge(web::router())
@@ -130,6 +117,47 @@ async fn require_token(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
                 "missing or wrong bearer token",
+            ));
+        }
+    }
+    Ok(next.run(request).await)
+}
+
+/// The `Host` names this server answers to: loopback, and the address it
+/// was told to listen on.
+fn loopback_hosts(config: &ServerConfig) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+    let ip = config.addr.ip();
+    if !ip.is_unspecified() && !ip.is_loopback() {
+        hosts.push(ip.to_string());
+    }
+    hosts
+}
+
+/// Refuses a request that a page of another site sent: its `Origin` (when
+/// there is one) must name a host this server answers to.
+async fn require_local_origin(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let allowed = loopback_hosts(&state.config);
+        let host = origin
+            .to_str()
+            .ok()
+            .and_then(|o| o.split_once("://"))
+            .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
+            .map(|authority| match authority.rsplit_once(':') {
+                Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
+                _ => authority,
+            })
+            .map(|host| host.trim_start_matches('[').trim_end_matches(']'));
+        if !host.is_some_and(|h| allowed.iter().any(|a| a.eq_ignore_ascii_case(h))) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden-origin",
+                "requests from other sites are refused",
             ));
         }
     }

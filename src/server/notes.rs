@@ -16,14 +16,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Serialize;
 
 use super::error::ApiError;
-use super::render::{note_link, render_body, LinkResolver};
+use super::render::{render_body, LinkResolver};
 use super::AppState;
+use crate::app::{LoadedNote, NoteView};
 use crate::brain::parse::{parse_note, split_frontmatter};
-use crate::brain::scan::{read_note_text, scan_brain, stat_note};
-use crate::brain::NoteFile;
+use crate::brain::scan::scan_brain;
 use crate::index::search::{escape_html, rfc3339};
 use crate::index::{Index, SearchFilter};
 
@@ -38,84 +37,14 @@ pub fn page_router() -> Router<AppState> {
     Router::new().route("/notes/{*path}", get(note_page))
 }
 
-/// A note read from disk.
-struct LoadedNote {
-    file: NoteFile,
-    source: String,
-}
-
-/// Reads the note at `rel_path` if it is one the brain serves; `None` for
-/// anything else (outside, hidden, not a note, too large, unreadable).
-fn load(index: &Index, max_note_bytes: u64, rel_path: &str) -> Option<LoadedNote> {
-    if rel_path.contains('\0') || rel_path.starts_with('/') {
-        return None;
-    }
-    let file = match stat_note(index.brain(), rel_path, max_note_bytes) {
-        Ok(Some(file)) => file,
-        Ok(None) => return None,
-        Err(error) => {
-            tracing::debug!(%error, "not serving a note");
-            return None;
-        }
-    };
-    match read_note_text(&file) {
-        Ok(source) => Some(LoadedNote { file, source }),
-        Err(error) => {
-            tracing::warn!(%error, "cannot read a note for the card");
-            None
-        }
-    }
-}
-
-/// Loads a note off the async runtime.
-async fn load_blocking(state: &AppState, rel_path: String) -> Option<LoadedNote> {
-    let index = state.index.clone();
-    let max = state.config.brain.max_note_bytes;
-    tokio::task::spawn_blocking(move || load(&index, max, &rel_path))
-        .await
-        .ok()
-        .flatten()
-}
-
-#[derive(Serialize)]
-struct NoteResponse {
-    path: String,
-    title: String,
-    tags: Vec<String>,
-    aliases: Vec<String>,
-    /// The note's own date (`YYYY-MM-DD`), from frontmatter or file name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    created: Option<String>,
-    /// RFC 3339.
-    modified: String,
-    size: u64,
-    /// The rendered page of the note.
-    link: String,
-    /// The markdown source, frontmatter included.
-    source: String,
-}
-
 async fn note_json(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
-) -> Result<Json<NoteResponse>, ApiError> {
-    let not_found = || ApiError::not_found("no such note in the brain");
-    let Path(rel_path) = path.map_err(|_| not_found())?;
-    let note = load_blocking(&state, rel_path)
-        .await
-        .ok_or_else(not_found)?;
-    let parsed = parse_note(&note.file.rel_path, &note.source);
-    Ok(Json(NoteResponse {
-        link: note_link(&note.file.rel_path),
-        path: note.file.rel_path,
-        title: parsed.title,
-        tags: parsed.tags,
-        aliases: parsed.aliases,
-        created: parsed.created.map(|d| d.to_string()),
-        modified: rfc3339(note.file.mtime_ns / 1_000_000_000),
-        size: note.file.size,
-        source: note.source,
-    }))
+) -> Result<Json<NoteView>, ApiError> {
+    let Ok(Path(rel_path)) = path else {
+        return Err(ApiError::not_found("no such note in the brain"));
+    };
+    Ok(Json(state.app.read_note(rel_path).await?))
 }
 
 async fn note_page(
@@ -148,11 +77,10 @@ async fn note_page(
     let Ok(Path(rel_path)) = path else {
         return not_found();
     };
-    let index = state.index.clone();
-    let max = state.config.brain.max_note_bytes;
+    let app = state.app.clone();
     let rendered = tokio::task::spawn_blocking(move || {
-        let note = load(&index, max, &rel_path)?;
-        Some(render_page(&index, max, &note))
+        let note = app.load_note(&rel_path)?;
+        Some(render_page(app.index(), app.max_note_bytes(), &note))
     })
     .await
     .ok()

@@ -5,6 +5,11 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::AppState;
+use crate::limits::{
+    DEFAULT_SEARCH_LIMIT, MAX_ANSWERS, MAX_ANSWER_CHARS, MAX_PROJECT_CONTEXT_CHARS,
+    MAX_PROMPT_CHARS, MAX_QUERY_CHARS, MAX_QUESTIONS, MAX_QUESTION_CHARS, MAX_SEARCH_LIMIT,
+    MAX_SESSION_CHARS,
+};
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/openapi.json", get(|| async { Json(document()) }))
@@ -22,20 +27,22 @@ fn answers_operation() -> Value {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
             "type": "object", "required": ["prompt", "qa"],
             "properties": {
-                "prompt": {"type": "string", "minLength": 1, "maxLength": 20000, "description": "the request the answers clarify; it names the note"},
-                "qa": {"type": "array", "maxItems": 50, "items": {
+                "prompt": {"type": "string", "minLength": 1, "maxLength": MAX_PROMPT_CHARS, "description": "the request the answers clarify; it names the note"},
+                "qa": {"type": "array", "maxItems": MAX_ANSWERS, "items": {
                     "type": "object", "required": ["question", "answer"],
                     "properties": {
-                        "question": {"type": "string", "maxLength": 500, "description": "one line: control characters are refused"},
-                        "answer": {"type": "string", "maxLength": 10000},
+                        "question": {"type": "string", "maxLength": MAX_QUESTION_CHARS, "description": "one line: control characters are refused"},
+                        "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS},
                         "source": {"type": "string", "description": "`self-research` answers are not saved"}
                     }}},
                 "session": {"type": "string"}
             }}}}},
         "responses": {
             "200": {"description": "what was saved and what was skipped", "content": {"application/json": {"schema": {
-                "type": "object", "required": ["saved", "skipped"],
+                "type": "object", "required": ["saved", "skipped", "indexed"],
                 "properties": {
+                    "indexed": {"type": "boolean", "description": "true when every saved note is searchable now"},
+                    "not_indexed_because": {"type": "string"},
                     "saved": {"type": "array", "items": {"type": "object", "required": ["path", "questions"], "properties": {
                         "path": {"type": "string", "description": "relative to the brain"},
                         "questions": {"type": "array", "items": {"type": "string"}}}}},
@@ -103,8 +110,8 @@ pub fn document() -> Value {
             "/v1/search": {"get": {
                 "summary": "Ranked notes for a query",
                 "parameters": [
-                    {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 1000}},
-                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10}},
+                    {"name": "q", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "default": DEFAULT_SEARCH_LIMIT}},
                     {"name": "folder", "in": "query", "schema": {"type": "string"}},
                     {"name": "tag", "in": "query", "schema": {"type": "string"}}
                 ],
@@ -122,6 +129,8 @@ pub fn document() -> Value {
             "/v1/card/events": card_events_path(),
             "/v1/notes/{path}": note_path(),
             "/notes/{path}": note_page_path(),
+            "/mcp": {"post": {"summary": "MCP over streamable HTTP (tools search, research, remember, read_note, status; notes as resources)", "description": "The Model Context Protocol's streamable HTTP transport (GET and DELETE too). The bearer token applies; a request whose Origin or Host is not this server is refused (403).",
+                "responses": {"200": {"description": "an MCP response (JSON or an event stream)"}, "401": error_response("missing or wrong token"), "403": error_response("a foreign Origin or Host")}}},
             "/": {"get": {"summary": "The web card (HTML)", "security": [],
                 "responses": {"200": {"description": "the card's page; its data comes from /v1/card"}}}}
         }
@@ -135,11 +144,11 @@ fn research_path() -> Value {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
             "type": "object", "required": ["questions"], "additionalProperties": false,
             "properties": {
-                "prompt": {"type": "string", "maxLength": 20000},
-                "questions": {"type": "array", "minItems": 1, "maxItems": 20,
-                    "items": {"type": "string", "minLength": 1, "maxLength": 500}},
-                "session": {"type": "string", "minLength": 1, "maxLength": 200},
-                "project_context": {"type": "string"}
+                "prompt": {"type": "string", "maxLength": MAX_PROMPT_CHARS},
+                "questions": {"type": "array", "minItems": 1, "maxItems": MAX_QUESTIONS,
+                    "items": {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION_CHARS}},
+                "session": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS},
+                "project_context": {"type": "string", "maxLength": MAX_PROJECT_CONTEXT_CHARS}
             }}}}},
         "responses": {
             "200": {"description": "answered and unanswered questions with evidence", "content": {"application/json": {"schema": {
@@ -175,7 +184,7 @@ fn research_path() -> Value {
 }
 
 fn session_parameter() -> Value {
-    json!({"name": "session", "in": "query", "schema": {"type": "string", "maxLength": 200},
+    json!({"name": "session", "in": "query", "schema": {"type": "string", "maxLength": MAX_SESSION_CHARS},
         "description": "the session whose latest research to show; without it, the latest of any"})
 }
 
@@ -223,7 +232,7 @@ fn card_path() -> Value {
                     "max_facts": {"type": "integer"},
                     "answer_chars": {"type": "integer"},
                     "research": research}}}}},
-            "400": error_response("a session longer than 200 characters"),
+            "400": error_response(&format!("a session longer than {MAX_SESSION_CHARS} characters")),
             "401": error_response("missing or wrong token")
         }
     }})
@@ -283,4 +292,35 @@ fn note_page_path() -> Value {
             "404": {"description": "no such note in the brain (an HTML page)"}
         }
     }})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document states the limits the core enforces, not copies of them.
+    #[test]
+    fn limits_come_from_the_one_definition() {
+        let doc = document();
+        let paths = &doc["paths"];
+        let research = &paths["/v1/research"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"]["properties"];
+        assert_eq!(research["questions"]["maxItems"], MAX_QUESTIONS);
+        assert_eq!(
+            research["questions"]["items"]["maxLength"],
+            MAX_QUESTION_CHARS
+        );
+        assert_eq!(research["prompt"]["maxLength"], MAX_PROMPT_CHARS);
+        assert_eq!(research["session"]["maxLength"], MAX_SESSION_CHARS);
+        let answers = &paths["/v1/answers"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"]["properties"];
+        assert_eq!(answers["qa"]["maxItems"], MAX_ANSWERS);
+        assert_eq!(
+            answers["qa"]["items"]["properties"]["answer"]["maxLength"],
+            MAX_ANSWER_CHARS
+        );
+        let search = &paths["/v1/search"]["get"]["parameters"];
+        assert_eq!(search[0]["schema"]["maxLength"], MAX_QUERY_CHARS);
+        assert_eq!(search[1]["schema"]["maximum"], MAX_SEARCH_LIMIT);
+    }
 }

@@ -39,20 +39,7 @@ pub fn render_body(body: &str, path: &str, title: &str, links: &impl LinkResolve
     html
 }
 
-/// The path of a note's rendered page, each segment percent-encoded.
-pub fn note_link(rel_path: &str) -> String {
-    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
-    let segments: Vec<String> = rel_path
-        .split('/')
-        .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
-        .collect();
-    format!("/notes/{}", segments.join("/"))
-}
+pub use crate::app::note_link;
 
 /// The id a heading gets: lower-cased words joined by `-`.
 pub fn heading_slug(text: &str) -> String {

@@ -1,0 +1,451 @@
+//! The application core: one [`Noggin`] handle holds a brain's index, its
+//! write-back and its research log, and offers the use cases — search,
+//! research (recorded for the card), remember (written, then indexed), read a
+//! note, status — with their limits ([`crate::limits`]) checked here, once.
+//!
+//! The ways in are thin adapters over this handle: the CLI (`crate::cli`),
+//! the HTTP server (`crate::server`) and MCP (`crate::mcp`). They turn their
+//! input into the request types below and the [`Error`] into their own shape;
+//! none of them runs a use case itself.
+
+mod error;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+pub use error::Error;
+
+use crate::brain::parse::parse_note;
+use crate::brain::scan::NoteFile;
+use crate::brain::scan::{read_note_text, stat_note};
+use crate::brain::watch::{watch_brain, Change, WatchMode, WatchState, Watcher};
+use crate::config::BrainArgs;
+use crate::index::search::rfc3339;
+use crate::index::{Hit, Index, Progress, ReconcileReport, SearchFilter};
+use crate::knowledge::{self, Knowledge, Outcome};
+use crate::limits::{DEFAULT_SEARCH_LIMIT, MAX_NOTE_PATH_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT};
+use crate::research::log::ResearchLog;
+use crate::research::{
+    deciders::deciders_for, research_questions, ResearchRequest, ResearchResponse, ResearchSettings,
+};
+
+/// What the core needs to know, whichever way it is reached.
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    pub brain: BrainArgs,
+    pub research: ResearchSettings,
+    pub knowledge: knowledge::Settings,
+}
+
+impl CoreConfig {
+    /// For commands that only read: research and write-back as by default.
+    pub fn reading(brain: BrainArgs) -> CoreConfig {
+        CoreConfig {
+            brain,
+            research: ResearchSettings::default(),
+            knowledge: knowledge::Settings::default(),
+        }
+    }
+}
+
+/// A cheap, cloneable handle on one brain and its use cases.
+#[derive(Clone)]
+pub struct Noggin {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    index: Index,
+    knowledge: Knowledge,
+    research: ResearchSettings,
+    research_log: ResearchLog,
+    /// Follows edits while a long-running way in (serve, mcp) is up; `None`
+    /// for one-shot commands.
+    watcher: Option<Watcher>,
+    max_note_bytes: u64,
+    started: Instant,
+}
+
+/// `search`: a query and its filters.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct SearchRequest {
+    /// What to look for (1 to 1000 characters).
+    #[serde(default)]
+    pub q: String,
+    /// Notes to return, 1 to 100 (default 10).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Only notes under this folder of the brain.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Only notes with this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+}
+
+/// The notes found, best first: one hit per note.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SearchResults {
+    pub hits: Vec<Hit>,
+}
+
+/// `remember`: the user's answers to the questions about a request.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct RememberRequest {
+    /// The request the answers clarify; it names the note.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    pub qa: Vec<QuestionAnswer>,
+    /// Accepted for the session's record; notes are kept per prompt and day.
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// One question and the user's answer to it.
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+pub struct QuestionAnswer {
+    #[serde(default)]
+    pub question: Option<String>,
+    #[serde(default)]
+    pub answer: Option<String>,
+    /// Who answered; `self-research` answers are never saved.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// What `remember` did, and whether the saved notes are searchable yet.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Remembered {
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// True when every saved note is searchable now (or nothing was saved).
+    pub indexed: bool,
+    /// Why a saved note is not searchable yet, when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_indexed_because: Option<String>,
+}
+
+/// One note: its markdown source and metadata.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct NoteView {
+    pub path: String,
+    pub title: String,
+    pub tags: Vec<String>,
+    pub aliases: Vec<String>,
+    /// The note's own date (`YYYY-MM-DD`), from frontmatter or file name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// RFC 3339.
+    pub modified: String,
+    pub size: u64,
+    /// The rendered page of the note.
+    pub link: String,
+    /// The markdown source, frontmatter included.
+    pub source: String,
+}
+
+/// A note as read from disk.
+pub struct LoadedNote {
+    pub file: NoteFile,
+    pub source: String,
+}
+
+/// What noggin holds and how it is doing.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Status {
+    pub version: String,
+    pub brain: String,
+    pub data_dir: String,
+    pub notes: usize,
+    pub sections: usize,
+    pub indexing: bool,
+    pub last_reconcile: Option<ReconcileReport>,
+    pub last_commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuilt_because: Option<String>,
+    pub watcher: WatchState,
+    pub index_bytes: u64,
+    pub uptime_secs: u64,
+    /// The deciders research tries, in order (`llm`, then `local`).
+    pub deciders: Vec<String>,
+}
+
+impl Noggin {
+    /// For the long-running ways in (serve, mcp): owns the index, follows
+    /// the brain and starts the first reconcile in the background, so that
+    /// searches work meanwhile.
+    pub fn open_live(
+        config: &CoreConfig,
+        watch: WatchMode,
+        poll_interval: Duration,
+    ) -> anyhow::Result<Noggin> {
+        let index = Index::open(config.brain.index_options(false))?;
+        let sink_index = index.clone();
+        let sink = Arc::new(move |change: Change| {
+            let sent = match change {
+                Change::Notes(paths) => sink_index.queue_paths(paths),
+                Change::Rescan => sink_index.request_reconcile(),
+            };
+            if let Err(error) = sent {
+                tracing::warn!(%error, "cannot pass a change to the index");
+            }
+        });
+        let watcher = watch_brain(index.brain(), watch, poll_interval, sink);
+        index.request_reconcile()?;
+        Ok(Noggin::with_index(config, index, Some(watcher)))
+    }
+
+    /// For one-shot commands: the index's writer when it is free (brought up
+    /// to date first when `reconcile`), else a read-only view of the index a
+    /// running server keeps up to date.
+    pub fn open_once(config: &CoreConfig, reconcile: bool) -> anyhow::Result<Noggin> {
+        let brain = &config.brain;
+        let index = match Index::open(brain.index_options(false)) {
+            Ok(index) => {
+                if reconcile {
+                    index.reconcile_blocking(None)?;
+                }
+                index
+            }
+            // A running server owns the writer: use what it has indexed.
+            Err(crate::index::Error::Locked(_)) => Index::open(brain.index_options(true))?,
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("cannot open the index of {:?}", brain.brain))
+            }
+        };
+        Ok(Noggin::with_index(config, index, None))
+    }
+
+    fn with_index(config: &CoreConfig, index: Index, watcher: Option<Watcher>) -> Noggin {
+        let knowledge = Knowledge::new(index.brain(), config.knowledge.clone());
+        Noggin {
+            inner: Arc::new(Inner {
+                index,
+                knowledge,
+                research: config.research.clone(),
+                research_log: ResearchLog::default(),
+                watcher,
+                max_note_bytes: config.brain.max_note_bytes,
+                started: Instant::now(),
+            }),
+        }
+    }
+
+    pub fn index(&self) -> &Index {
+        &self.inner.index
+    }
+
+    pub fn brain(&self) -> &Path {
+        self.inner.index.brain()
+    }
+
+    /// The latest research of each session, for the card.
+    pub fn research_log(&self) -> &ResearchLog {
+        &self.inner.research_log
+    }
+
+    pub fn knowledge_settings(&self) -> &knowledge::Settings {
+        self.inner.knowledge.settings()
+    }
+
+    pub fn research_settings(&self) -> &ResearchSettings {
+        &self.inner.research
+    }
+
+    /// Brings the index up to date with the brain; needs the writer.
+    pub fn reindex(&self, progress: Option<Progress>) -> anyhow::Result<ReconcileReport> {
+        if self.inner.index.is_read_only() {
+            anyhow::bail!(
+                "a running noggin server holds the index of {:?} and keeps it up to date",
+                self.brain()
+            );
+        }
+        Ok(self.inner.index.reconcile_blocking(progress)?)
+    }
+
+    /// Ranked notes for a query.
+    pub async fn search(&self, request: SearchRequest) -> Result<SearchResults, Error> {
+        let q = request.q.trim().to_string();
+        if q.is_empty() {
+            return Err(Error::invalid("empty-query", "q must not be empty"));
+        }
+        if q.chars().count() > MAX_QUERY_CHARS {
+            return Err(Error::invalid(
+                "query-too-long",
+                format!("q must be at most {MAX_QUERY_CHARS} characters"),
+            ));
+        }
+        let limit = request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+        if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
+            return Err(Error::invalid(
+                "invalid-limit",
+                format!("limit must be between 1 and {MAX_SEARCH_LIMIT}"),
+            ));
+        }
+        let filter = SearchFilter {
+            folder: request.folder.filter(|f| !f.trim().is_empty()),
+            tag: request.tag.filter(|t| !t.trim().is_empty()),
+            kind: None,
+        };
+        let index = self.inner.index.clone();
+        let hits = tokio::task::spawn_blocking(move || index.search(&q, &filter, limit))
+            .await
+            .context("the search task failed")??;
+        Ok(SearchResults { hits })
+    }
+
+    /// Answers the questions the brain answers, leaves the rest open, and
+    /// records the research for the card.
+    pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
+        request.validate()?;
+        let response = research_questions(&self.inner.index, &self.inner.research, &request).await;
+        self.inner
+            .research_log
+            .record(request.session, request.prompt, response.clone());
+        Ok(response)
+    }
+
+    /// Writes the user's answers into the brain, then indexes the note so
+    /// that the next research finds them (read-your-writes) when this
+    /// process owns the index.
+    pub async fn remember(&self, request: RememberRequest) -> Result<Remembered, Error> {
+        let given: Vec<knowledge::Answer> = request
+            .qa
+            .into_iter()
+            .map(|qa| knowledge::Answer {
+                question: qa.question.unwrap_or_default(),
+                answer: qa.answer.unwrap_or_default(),
+                source: qa.source,
+            })
+            .collect();
+        let prompt = request.prompt.unwrap_or_default();
+        let outcome = self.inner.knowledge.remember(&prompt, &given).await?;
+        let paths: Vec<String> = outcome.saved.iter().map(|s| s.path.clone()).collect();
+        let not_indexed_because = if paths.is_empty() {
+            None
+        } else if self.inner.index.is_read_only() {
+            Some("a running noggin server holds the index; its watcher indexes the note".into())
+        } else {
+            // The answers are safely on disk; if indexing fails the watcher
+            // or the next reconcile picks the note up, so the save stands.
+            match self.inner.index.sync_paths(paths).await {
+                Ok(()) => None,
+                Err(error) => {
+                    tracing::error!(%error, "a saved note could not be indexed right away");
+                    Some(format!("indexing failed: {error}"))
+                }
+            }
+        };
+        Ok(Remembered {
+            outcome,
+            indexed: not_indexed_because.is_none(),
+            not_indexed_because,
+        })
+    }
+
+    /// Reads the note at `rel_path` if it is one the brain serves: relative,
+    /// without `..` or hidden parts, a note, inside the brain. Anything else
+    /// is not found, so a caller cannot tell a file outside the brain from
+    /// one that does not exist.
+    pub fn load_note(&self, rel_path: &str) -> Option<LoadedNote> {
+        if rel_path.contains('\0')
+            || rel_path.starts_with('/')
+            || rel_path.chars().count() > MAX_NOTE_PATH_CHARS
+        {
+            return None;
+        }
+        let file = match stat_note(self.brain(), rel_path, self.inner.max_note_bytes) {
+            Ok(Some(file)) => file,
+            Ok(None) => return None,
+            Err(error) => {
+                tracing::debug!(%error, "not serving a note");
+                return None;
+            }
+        };
+        match read_note_text(&file) {
+            Ok(source) => Some(LoadedNote { file, source }),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read a note");
+                None
+            }
+        }
+    }
+
+    /// One note's source and metadata.
+    pub async fn read_note(&self, rel_path: String) -> Result<NoteView, Error> {
+        let app = self.clone();
+        let note = tokio::task::spawn_blocking(move || app.load_note(&rel_path))
+            .await
+            .context("the note reading task failed")?
+            .ok_or_else(|| Error::NotFound("no such note in the brain".into()))?;
+        let parsed = parse_note(&note.file.rel_path, &note.source);
+        Ok(NoteView {
+            link: note_link(&note.file.rel_path),
+            path: note.file.rel_path,
+            title: parsed.title,
+            tags: parsed.tags,
+            aliases: parsed.aliases,
+            created: parsed.created.map(|d| d.to_string()),
+            modified: rfc3339(note.file.mtime_ns / 1_000_000_000),
+            size: note.file.size,
+            source: note.source,
+        })
+    }
+
+    /// The max size of a note this brain indexes and serves.
+    pub fn max_note_bytes(&self) -> u64 {
+        self.inner.max_note_bytes
+    }
+
+    /// What noggin holds and how it is doing.
+    pub fn status(&self) -> Status {
+        let index = &self.inner.index;
+        let held = index.status();
+        let watcher = match &self.inner.watcher {
+            Some(watcher) => watcher.state(),
+            None => WatchState {
+                state: "off",
+                reason: None,
+                poll_interval_ms: None,
+            },
+        };
+        Status {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            brain: index.brain().display().to_string(),
+            data_dir: index.data_dir().display().to_string(),
+            notes: held.notes,
+            sections: held.sections,
+            indexing: held.indexing,
+            last_reconcile: held.last_reconcile,
+            last_commit: held.last_commit,
+            rebuilt_because: held.rebuilt_because,
+            watcher,
+            index_bytes: index.size_bytes(),
+            uptime_secs: self.inner.started.elapsed().as_secs(),
+            deciders: deciders_for(&self.inner.research)
+                .iter()
+                .map(|d| d.name().to_string())
+                .collect(),
+        }
+    }
+}
+
+/// The address of a note's rendered page, each segment percent-encoded.
+pub fn note_link(rel_path: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+    const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~');
+    let segments: Vec<String> = rel_path
+        .split('/')
+        .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
+        .collect();
+    format!("/notes/{}", segments.join("/"))
+}

@@ -1,0 +1,23 @@
+//! `noggin index`: brings the index up to date and prints a summary.
+
+use std::time::Instant;
+
+use crate::app::{CoreConfig, Noggin};
+use crate::config::IndexArgs;
+
+pub fn index(args: IndexArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let app = Noggin::open_once(&CoreConfig::reading(args.brain), false)?;
+    let report = app.reindex(super::progress_bar())?;
+    let secs = started.elapsed().as_secs_f64();
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["seconds"] = serde_json::json!(secs);
+        return super::print_json(&value);
+    }
+    println!(
+        "indexed {} notes, {} sections in {:.2} s ({} re-parsed, {} unchanged, {} removed)",
+        report.notes, report.sections, secs, report.reparsed, report.unchanged, report.removed
+    );
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! The terminal way in: one function per subcommand, each a thin adapter
+//! over [`crate::app::Noggin`] that prints a human report, or with `--json`
+//! the same JSON the HTTP API answers.
+//!
+//! `main` only parses the command line, sets up logging (to stderr: stdout
+//! carries results, and in `noggin mcp` the protocol) and turns [`run`]'s
+//! result into an exit code.
+
+mod index;
+mod mcp;
+mod remember;
+mod research;
+mod search;
+mod serve;
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use tracing_subscriber::EnvFilter;
+
+use crate::config::{Cli, Command};
+use crate::index::Progress;
+
+/// Logs go to stderr, filtered by `RUST_LOG`.
+pub fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("noggin=info,tower_http=info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs one subcommand to completion.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::serve(args),
+        Command::Index(args) => index::index(args),
+        Command::Search(args) => search::search(args),
+        Command::Research(args) => research::research(args),
+        Command::Remember(args) => remember::remember(args),
+        Command::Mcp(args) => mcp::mcp(args),
+    }
+}
+
+/// A multi-threaded runtime for the commands that serve.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new().context("cannot start the async runtime")
+}
+
+/// A progress bar on stderr when it is a terminal.
+fn progress_bar() -> Option<Progress> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} notes {elapsed_precise}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(Box::new(move |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        if done == total {
+            bar.finish_and_clear();
+        }
+    }))
+}
+
+/// Prints `value` as one line of JSON.
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", serde_json::to_string(value)?)?;
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! `noggin research`: open questions answered from the brain.
+
+use std::io::Write;
+
+use crate::app::Noggin;
+use crate::config::ResearchCmdArgs;
+use crate::research::ResearchRequest;
+
+pub fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
+    let config = args.core()?;
+    let request = ResearchRequest {
+        prompt: args.prompt,
+        questions: args.questions,
+        session: None,
+        project_context: None,
+    };
+    // Bad questions are refused before the index is opened.
+    request.validate()?;
+    let app = Noggin::open_once(&config, true)?;
+    let response = super::runtime()?.block_on(app.research(request))?;
+    if args.json {
+        return super::print_json(&response);
+    }
+    let marker = &config.knowledge.marker;
+    let mut out = std::io::stdout().lock();
+    for answered in &response.answered {
+        writeln!(out, "{}", answered.question)?;
+        writeln!(out, "  {marker}{}", answered.answer)?;
+        let sources: Vec<&str> = answered.evidence.iter().map(|e| e.path.as_str()).collect();
+        writeln!(
+            out,
+            "  confidence {:.2}; from {}",
+            answered.confidence,
+            sources.join(", ")
+        )?;
+        for old in &answered.superseded {
+            writeln!(out, "  (replaces \"{}\" from {})", old.answer, old.path)?;
+        }
+        writeln!(out)?;
+    }
+    if !response.unanswered.is_empty() {
+        writeln!(out, "Still open, for the user:")?;
+        for open in &response.unanswered {
+            writeln!(out, "  - {}", open.question)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! `noggin search`: ranked notes in the terminal.
+
+use std::io::Write;
+
+use crate::app::{CoreConfig, Noggin, SearchRequest};
+use crate::config::SearchArgs;
+
+pub fn search(args: SearchArgs) -> anyhow::Result<()> {
+    let app = Noggin::open_once(&CoreConfig::reading(args.brain), true)?;
+    let request = SearchRequest {
+        q: args.query.join(" "),
+        limit: Some(args.limit.into()),
+        folder: args.folder,
+        tag: args.tag,
+    };
+    let results = super::runtime()?.block_on(app.search(request))?;
+    if args.json {
+        return super::print_json(&results);
+    }
+    let mut out = std::io::stdout().lock();
+    if results.hits.is_empty() {
+        writeln!(out, "no notes match")?;
+    }
+    for hit in results.hits {
+        let heading = if hit.heading.is_empty() {
+            String::new()
+        } else {
+            format!(" › {}", hit.heading)
+        };
+        writeln!(
+            out,
+            "{}{}  ({:.2})\n  {}\n  {}\n",
+            hit.title,
+            heading,
+            hit.score,
+            hit.path,
+            plain_snippet(&hit.snippet)
+        )?;
+    }
+    Ok(())
+}
+
+/// The snippet for a terminal: marks become brackets, entities are decoded.
+fn plain_snippet(html: &str) -> String {
+    html.replace("<mark>", "[")
+        .replace("</mark>", "]")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}

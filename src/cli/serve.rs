@@ -1,0 +1,23 @@
+//! `noggin serve`: the HTTP API, the web card and MCP at `/mcp`.
+
+use anyhow::Context;
+
+use crate::config::ServeArgs;
+use crate::server;
+
+pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let config = args.server_config()?;
+    super::runtime()?.block_on(async move {
+        let addr = config.addr;
+        let state = server::AppState::open(config)?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        let local = listener.local_addr()?;
+        let brain = state.app.brain().display().to_string();
+        tracing::info!(%brain, "serving");
+        eprintln!("noggin is serving {brain} at http://{local}/");
+        server::run(listener, state, server::shutdown_signal()).await?;
+        Ok(())
+    })
+}

@@ -1,0 +1,253 @@
+//! noggin as an MCP server: the use cases of [`crate::app::Noggin`] as MCP
+//! tools, and the brain's notes as MCP resources.
+//!
+//! One [`NogginMcp`] serves both transports: stdio (`noggin mcp`, where
+//! stdout carries only the protocol and logs go to stderr) and streamable
+//! HTTP at `/mcp` on the `serve` port ([`http_service`]), where the server's
+//! bearer-token, Host and Origin checks apply. Tool inputs and outputs are
+//! the HTTP API's own serde types, so their schemas match it; a caller's
+//! mistake is a tool error with the HTTP API's message.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    ErrorData, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize;
+
+use crate::app::{
+    self, Noggin, NoteView, RememberRequest, Remembered, SearchRequest, SearchResults, Status,
+};
+use crate::brain::scan::scan_brain;
+use crate::research::{ResearchRequest, ResearchResponse};
+
+/// Resource URIs of notes: `note:///<path>`.
+const NOTE_URI_PREFIX: &str = "note:///";
+/// Notes listed per page of `resources/list`.
+const RESOURCES_PER_PAGE: usize = 500;
+
+/// `read_note`'s input.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ReadNoteRequest {
+    /// The note's path relative to the brain, e.g. `Harbor/Runbooks/Deploy.md`.
+    pub path: String,
+}
+
+/// The MCP face of one brain.
+#[derive(Clone)]
+pub struct NogginMcp {
+    app: Noggin,
+    tool_router: ToolRouter<NogginMcp>,
+}
+
+/// A use case's error as MCP tool error text: the HTTP API's message.
+fn tool_error(error: app::Error) -> String {
+    match error {
+        app::Error::Invalid { code, message } => format!("{code}: {message}"),
+        app::Error::NotFound(message) => format!("not-found: {message}"),
+        app::Error::Internal(error) => {
+            tracing::error!(error = %format!("{error:#}"), "MCP tool failed");
+            "internal: noggin failed to handle this request; see its log".into()
+        }
+    }
+}
+
+#[tool_router(router = tool_router)]
+impl NogginMcp {
+    pub fn new(app: Noggin) -> NogginMcp {
+        NogginMcp {
+            app,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Ranked notes for a query, as `GET /v1/search`.
+    #[tool(
+        name = "search",
+        description = "Search the user's notes (the brain). Returns the best notes first, one hit per note, with a snippet where matches are in <mark>."
+    )]
+    async fn search(
+        &self,
+        Parameters(request): Parameters<SearchRequest>,
+    ) -> Result<Json<SearchResults>, String> {
+        self.app.search(request).await.map(Json).map_err(tool_error)
+    }
+
+    /// Open questions answered from the notes, as `POST /v1/research`.
+    #[tool(
+        name = "research",
+        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user."
+    )]
+    async fn research(
+        &self,
+        Parameters(request): Parameters<ResearchRequest>,
+    ) -> Result<Json<ResearchResponse>, String> {
+        self.app
+            .research(request)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// The user's answers written back as a dated note, as `POST /v1/answers`.
+    #[tool(
+        name = "remember",
+        description = "Save the answers the user gave to clarification questions as a dated note in the brain, so they are never asked again. Only the user's own answers: never answers found by research."
+    )]
+    async fn remember(
+        &self,
+        Parameters(request): Parameters<RememberRequest>,
+    ) -> Result<Json<Remembered>, String> {
+        self.app
+            .remember(request)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// One note's source and metadata, as `GET /v1/notes/{path}`.
+    #[tool(
+        name = "read_note",
+        description = "Read one note of the brain: its markdown source and metadata."
+    )]
+    async fn read_note(
+        &self,
+        Parameters(request): Parameters<ReadNoteRequest>,
+    ) -> Result<Json<NoteView>, String> {
+        self.app
+            .read_note(request.path)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// What noggin holds, as `GET /v1/status`.
+    #[tool(
+        name = "status",
+        description = "noggin's status: the brain, notes and sections indexed, whether indexing runs, the watcher and the deciders in use."
+    )]
+    async fn status(&self) -> Result<Json<Status>, String> {
+        Ok(Json(self.app.status()))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for NogginMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("noggin", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "noggin answers clarification questions from the user's own notes. Call `research` \
+             with your open questions before asking the user; ask only what stays unanswered; \
+             then `remember` the user's answers.",
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let start: usize = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse()
+                .map_err(|_| ErrorData::invalid_params("unknown cursor", None))?,
+        };
+        let brain = self.app.brain().to_path_buf();
+        let max = self.app.max_note_bytes();
+        let files = tokio::task::spawn_blocking(move || scan_brain(&brain, max))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .0;
+        let mut paths: Vec<(String, u64)> =
+            files.into_iter().map(|f| (f.rel_path, f.size)).collect();
+        paths.sort();
+        let page: Vec<Resource> = paths
+            .iter()
+            .skip(start)
+            .take(RESOURCES_PER_PAGE)
+            .map(|(path, size)| {
+                Resource::new(format!("{NOTE_URI_PREFIX}{path}"), path.clone())
+                    .with_mime_type("text/markdown")
+                    .with_size(*size)
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(page);
+        if start + RESOURCES_PER_PAGE < paths.len() {
+            result.next_cursor = Some((start + RESOURCES_PER_PAGE).to_string());
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(path) = request.uri.strip_prefix(NOTE_URI_PREFIX) else {
+            return Err(ErrorData::resource_not_found(
+                format!("noggin serves note:/// resources, not {:?}", request.uri),
+                None,
+            ));
+        };
+        let path = percent_encoding::percent_decode_str(path)
+            .decode_utf8_lossy()
+            .into_owned();
+        match self.app.read_note(path).await {
+            Ok(note) => Ok(
+                ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                    uri: request.uri,
+                    mime_type: Some("text/markdown".into()),
+                    text: note.source,
+                    meta: None,
+                }])
+                .into(),
+            ),
+            Err(app::Error::NotFound(message)) => Err(ErrorData::resource_not_found(message, None)),
+            Err(error) => Err(ErrorData::internal_error(tool_error(error), None)),
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client goes away.
+pub async fn serve_stdio(app: Noggin) -> anyhow::Result<()> {
+    let service = NogginMcp::new(app)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start MCP on stdio: {e}"))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP on stdio failed: {e}"))?;
+    Ok(())
+}
+
+/// The streamable-HTTP MCP endpoint for `/mcp`. `allowed_hosts` are the
+/// `Host` values it answers (rmcp's own DNS-rebinding check, beside the
+/// server's); sessions live in memory.
+pub fn http_service(
+    app: Noggin,
+    allowed_hosts: Vec<String>,
+) -> StreamableHttpService<NogginMcp, LocalSessionManager> {
+    let config = StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts);
+    StreamableHttpService::new(
+        move || Ok(NogginMcp::new(app.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}

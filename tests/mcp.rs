@@ -1,0 +1,147 @@
+//! MCP through a real client: the official MCP Python SDK (`mcp` on PyPI,
+//! installed by `.ci/run`) drives `noggin mcp` over stdio and `/mcp` of a
+//! running server over streamable HTTP. `tests/mcp/client.py` lists and
+//! calls every tool and checks the results; here we run it and check what
+//! it found, plus the HTTP-only rules (token, Origin) with a plain client.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::helpers::{ServerOptions, TestBrain, TestServer};
+
+/// The Python that has the MCP SDK: `NOGGIN_MCP_PYTHON`, else the venv that
+/// `.ci/run` makes in `target/ci-venv`.
+fn python() -> PathBuf {
+    if let Ok(python) = std::env::var("NOGGIN_MCP_PYTHON") {
+        return PathBuf::from(python);
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-venv/bin/python3");
+    assert!(
+        venv.exists(),
+        "the MCP tests need the official MCP Python SDK: run `bash .ci/run` once \
+         (it makes target/ci-venv with `pip install mcp`), or set NOGGIN_MCP_PYTHON"
+    );
+    venv
+}
+
+/// Runs the client script; returns what it found, or panics with its stderr.
+fn run_client(args: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let output = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("the MCP client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the MCP client failed ({}):\n{stderr}\nstdout: {stdout}",
+        output.status
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn assert_found_everything(found: &Value) {
+    let tools: Vec<&str> = found["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for tool in ["read_note", "remember", "research", "search", "status"] {
+        assert!(tools.contains(&tool), "{tool} in {tools:?}");
+    }
+    assert!(found["notes"].as_u64().unwrap_or(0) >= 40, "{found}");
+    assert!(
+        found["saved"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("Alignment Knowledge/")),
+        "{found}"
+    );
+    // The tool errors say what the HTTP API's 400s say.
+    assert_eq!(
+        found["empty_query_error"],
+        "empty-query: q must not be empty"
+    );
+    assert_eq!(
+        found["too_many_error"],
+        "too-many-questions: at most 20 questions per request (got 21)"
+    );
+    assert!(found["resources"].as_u64().unwrap_or(0) >= 40, "{found}");
+}
+
+#[test]
+fn mcp_over_stdio_with_the_official_client() {
+    let brain = TestBrain::sample();
+    let found = run_client(&[
+        "stdio",
+        env!("CARGO_BIN_EXE_noggin"),
+        brain.path().to_str().expect("UTF-8 temp path"),
+    ]);
+    assert_found_everything(&found);
+    assert!(
+        brain
+            .note("Alignment Knowledge/2026-11-22 Ship the release train.md")
+            .exists(),
+        "remember over stdio wrote the dated note"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_with_the_official_client() {
+    let brain = TestBrain::sample();
+    let token = "mcp-test-token";
+    let server = TestServer::start_with(
+        &brain,
+        ServerOptions {
+            token: Some(token.into()),
+            ..ServerOptions::default()
+        },
+    )
+    .await;
+    let url = format!("{}/mcp", server.base_url);
+    let client_url = url.clone();
+    let found = tokio::task::spawn_blocking(move || run_client(&["http", &client_url, token]))
+        .await
+        .expect("the client thread");
+    assert_found_everything(&found);
+    assert!(found["foreign_origin"].is_string(), "{found}");
+
+    // The same rules as the rest of the API, checked without the SDK.
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}
+    });
+    let http = reqwest::Client::new();
+    let post = |origin: Option<&str>, bearer: Option<&str>| {
+        let mut request = http
+            .post(&url)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(origin) = origin {
+            request = request.header("Origin", origin);
+        }
+        if let Some(bearer) = bearer {
+            request = request.bearer_auth(bearer);
+        }
+        request.send()
+    };
+    let no_token = post(None, None).await.expect("response");
+    assert_eq!(no_token.status(), StatusCode::UNAUTHORIZED);
+    let foreign = post(Some("http://evil.example"), Some(token))
+        .await
+        .expect("response");
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    let body: Value = foreign.json().await.expect("JSON error");
+    assert_eq!(body["error"]["code"], "forbidden-origin");
+    let local = post(Some("http://localhost:7431"), Some(token))
+        .await
+        .expect("response");
+    assert_eq!(local.status(), StatusCode::OK);
+    server.stop().await;
+}

@@ -1,0 +1,151 @@
+"""A real MCP client (the official Python SDK) driving noggin's MCP server.
+
+Usage:
+  client.py stdio NOGGIN_BINARY BRAIN
+  client.py http URL [TOKEN]
+
+It lists the tools and calls each one, and checks what a user would: research
+answers from the brain; `remember` writes a dated note that a following
+`research` answers from; a bad argument is a tool error with the HTTP API's
+message; the notes are resources; over HTTP, a request from another site's
+page (a foreign Origin) is refused. It prints one JSON line of findings and
+exits non-zero, naming the failed check, when anything is wrong.
+"""
+
+import asyncio
+import json
+import sys
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+TOOLS = {"search", "research", "remember", "read_note", "status"}
+QUESTION = "Which colour is the release train's logo?"
+ANSWER = "The release train logo is teal with a white anchor on it."
+
+
+def check(condition, what):
+    if not condition:
+        raise AssertionError(what)
+
+
+async def exercise(session):
+    found = {}
+    await session.initialize()
+
+    tools = (await session.list_tools()).tools
+    names = {t.name for t in tools}
+    check(TOOLS <= names, f"tools listed: {sorted(names)}")
+    for tool in tools:
+        if tool.name in TOOLS:
+            check(tool.input_schema.get("type") == "object", f"{tool.name} has an input schema")
+            check(tool.output_schema is not None, f"{tool.name} has an output schema")
+    found["tools"] = sorted(names)
+
+    status = await session.call_tool("status", {})
+    check(not status.is_error, f"status: {status.content}")
+    found["notes"] = status.structured_content["notes"]
+    check(found["notes"] > 0, "status counts the brain's notes")
+
+    search = await session.call_tool("search", {"q": "deploy", "limit": 3})
+    check(not search.is_error, f"search: {search.content}")
+    hits = search.structured_content["hits"]
+    check(0 < len(hits) <= 3, f"search found up to 3 notes: {hits}")
+    found["search_top"] = hits[0]["path"]
+
+    before = await session.call_tool("research", {"prompt": "Ship the release train", "questions": [QUESTION]})
+    check(not before.is_error, f"research: {before.content}")
+    check(
+        [u["question"] for u in before.structured_content["unanswered"]] == [QUESTION],
+        f"the logo question is open before it is remembered: {before.structured_content}",
+    )
+
+    saved = await session.call_tool(
+        "remember",
+        {"prompt": "Ship the release train", "qa": [{"question": QUESTION, "answer": ANSWER}]},
+    )
+    check(not saved.is_error, f"remember: {saved.content}")
+    saved_paths = [s["path"] for s in saved.structured_content["saved"]]
+    check(
+        len(saved_paths) == 1 and saved_paths[0].startswith("Alignment Knowledge/"),
+        f"remember wrote one dated note: {saved.structured_content}",
+    )
+    found["saved"] = saved_paths[0]
+
+    after = await session.call_tool("research", {"prompt": "Ship the release train", "questions": [QUESTION]})
+    answered = after.structured_content["answered"]
+    check(len(answered) == 1, f"research answers from the remembered note: {after.structured_content}")
+    check("teal" in answered[0]["answer"], f"the answer is the user's: {answered[0]}")
+    check(
+        answered[0]["evidence"][0]["path"] == found["saved"],
+        f"the evidence is the remembered note: {answered[0]['evidence']}",
+    )
+    found["answer"] = answered[0]["answer"]
+
+    note = await session.call_tool("read_note", {"path": found["saved"]})
+    check(not note.is_error and ANSWER in note.structured_content["source"], "read_note returns the note")
+
+    empty = await session.call_tool("search", {"q": "  "})
+    check(empty.is_error, "an empty query is a tool error")
+    found["empty_query_error"] = empty.content[0].text
+    check("empty-query" in found["empty_query_error"], found["empty_query_error"])
+
+    too_many = await session.call_tool("research", {"questions": ["why?"] * 21})
+    check(too_many.is_error, "21 questions are a tool error")
+    found["too_many_error"] = too_many.content[0].text
+    check("at most 20 questions" in found["too_many_error"], found["too_many_error"])
+
+    missing = await session.call_tool("read_note", {"path": "../outside.md"})
+    check(missing.is_error, "a path outside the brain is a tool error")
+
+    resources = (await session.list_resources()).resources
+    uris = [str(r.uri) for r in resources]
+    check(any(u.endswith("Alignment%20Knowledge") or "Alignment" in u for u in uris), f"notes are resources: {uris[:5]}")
+    first = next(u for u in uris if u.endswith(".md"))
+    read = await session.read_resource(first)
+    check(len(read.contents) == 1 and read.contents[0].text, f"a note resource reads: {first}")
+    found["resources"] = len(uris)
+    return found
+
+
+async def main():
+    mode = sys.argv[1]
+    if mode == "stdio":
+        params = StdioServerParameters(
+            command=sys.argv[2],
+            args=["mcp", "--brain", sys.argv[3], "--today", "2026-11-22"],
+            env={"RUST_LOG": "noggin=info"},
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                found = await exercise(session)
+    else:
+        url = sys.argv[2]
+        headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else {}
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as client:
+            async with streamable_http_client(url, http_client=client) as (read, write):
+                async with ClientSession(read, write) as session:
+                    found = await exercise(session)
+        # A page of another site, reaching noggin through the user's browser.
+        foreign = {**headers, "Origin": "http://evil.example"}
+        refused = False
+        try:
+            async with httpx2.AsyncClient(headers=foreign, timeout=30) as client:
+                async with streamable_http_client(url, http_client=client) as (read, write):
+                    async with ClientSession(read, write, read_timeout_seconds=10) as session:
+                        await session.initialize()
+        except BaseException as error:  # the SDK raises an exception group
+            refused = True
+            found["foreign_origin"] = type(error).__name__
+        check(refused, "a foreign Origin is refused")
+    print(json.dumps(found))
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except AssertionError as failed:
+        print(f"MCP check failed: {failed}", file=sys.stderr)
+        sys.exit(1)
