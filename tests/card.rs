@@ -919,12 +919,19 @@ async fn the_card_in_a_browser() {
         .await;
 
     // A source link opens the rendered note.
-    let link = client
-        .find(Locator::Css("#research .fact .sources a"))
+    // Read and click the link in one script: the card may redraw between two
+    // WebDriver calls (a late event of the session switch), which would
+    // leave a stale element.
+    let title = client
+        .execute(
+            "const a = document.querySelector('#research .fact .sources a'); \
+             const title = a.textContent; a.click(); return title;",
+            vec![],
+        )
         .await
-        .expect("a source link");
-    let title = link.text().await.expect("link text");
-    link.click().await.expect("follow the source link");
+        .expect("follow the source link");
+    let title = title.as_str().expect("link text").trim().to_string();
+    assert!(!title.is_empty(), "the source link names its note");
     let page_title = client
         .wait()
         .at_most(CHANGE_DEADLINE)
