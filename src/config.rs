@@ -15,6 +15,8 @@ use crate::index::IndexOptions;
 use crate::knowledge;
 use crate::research::llm::LlmSettings;
 use crate::research::ResearchSettings;
+use crate::server::guard::DoorRules;
+use crate::server::serve::ConnectionLimits;
 
 /// noggin: answers an assistant's open questions from your markdown notes
 /// before it asks you.
@@ -112,6 +114,99 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub card: CardArgs,
+
+    #[command(flatten)]
+    pub door: DoorArgs,
+}
+
+/// Who may reach the server, and for how long a connection may dawdle.
+#[derive(Debug, Clone, Args)]
+pub struct DoorArgs {
+    /// A host name (besides the loopback names and --addr) under which the
+    /// server may be reached, e.g. notes.lan; repeat or separate with commas.
+    #[arg(
+        long = "allowed-host",
+        env = "NOGGIN_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        value_name = "HOST"
+    )]
+    pub allowed_hosts: Vec<String>,
+
+    /// An origin (scheme://host[:port]) whose web pages may call the server,
+    /// besides pages the server serves itself; repeat or separate with commas.
+    #[arg(
+        long = "allowed-origin",
+        env = "NOGGIN_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        value_name = "ORIGIN"
+    )]
+    pub allowed_origins: Vec<String>,
+
+    /// A request's headers must arrive within this; it also ends idle
+    /// kept-alive connections.
+    #[arg(
+        long,
+        env = "NOGGIN_HEADER_TIMEOUT_MS",
+        default_value_t = 10_000,
+        value_name = "MS"
+    )]
+    pub header_timeout_ms: u64,
+
+    /// A request body may pause at most this long between chunks.
+    #[arg(
+        long,
+        env = "NOGGIN_BODY_TIMEOUT_MS",
+        default_value_t = 30_000,
+        value_name = "MS"
+    )]
+    pub body_timeout_ms: u64,
+
+    /// Connections served at once; more are answered 503.
+    #[arg(
+        long,
+        env = "NOGGIN_MAX_CONNECTIONS",
+        default_value_t = 512,
+        value_name = "N"
+    )]
+    pub max_connections: usize,
+}
+
+impl DoorArgs {
+    /// Checks the door flags of a server listening on `addr`.
+    fn rules(&self, addr: SocketAddr) -> anyhow::Result<(DoorRules, ConnectionLimits)> {
+        for host in &self.allowed_hosts {
+            let host = host.trim();
+            if host.is_empty() || host.contains(['/', ' ', '@']) {
+                anyhow::bail!("--allowed-host {host:?} must be a host name such as notes.lan");
+            }
+        }
+        for origin in &self.allowed_origins {
+            let rest = origin
+                .trim()
+                .strip_prefix("http://")
+                .or_else(|| origin.trim().strip_prefix("https://"));
+            if !rest.is_some_and(|r| {
+                !r.trim_end_matches('/').is_empty() && !r.trim_end_matches('/').contains('/')
+            }) {
+                anyhow::bail!(
+                    "--allowed-origin {origin:?} must be an origin such as https://app.example:8443"
+                );
+            }
+        }
+        if self.header_timeout_ms == 0 || self.body_timeout_ms == 0 || self.max_connections == 0 {
+            anyhow::bail!(
+                "--header-timeout-ms, --body-timeout-ms and --max-connections must be at least 1"
+            );
+        }
+        Ok((
+            DoorRules::new(addr, &self.allowed_hosts, &self.allowed_origins),
+            ConnectionLimits {
+                header_timeout: Duration::from_millis(self.header_timeout_ms),
+                body_timeout: Duration::from_millis(self.body_timeout_ms),
+                max_connections: self.max_connections,
+            },
+        ))
+    }
 }
 
 /// What the web card shows.
@@ -295,6 +390,10 @@ pub struct ServerConfig {
     pub research: ResearchSettings,
     pub knowledge: knowledge::Settings,
     pub card: CardSettings,
+    /// Hosts and origins that are served.
+    pub door: DoorRules,
+    /// Timeouts and the connection cap.
+    pub connections: ConnectionLimits,
 }
 
 impl ServerConfig {
@@ -324,6 +423,7 @@ impl ServeArgs {
         }
         let research = self.research.research_settings(&self.brain.brain)?;
         let knowledge = self.knowledge.settings(&self.research.folder)?;
+        let (door, connections) = self.door.rules(self.addr)?;
         Ok(ServerConfig {
             brain: self.brain,
             addr: self.addr,
@@ -334,6 +434,8 @@ impl ServeArgs {
             research,
             knowledge,
             card: CardSettings::from(&self.card),
+            door,
+            connections,
         })
     }
 }
@@ -660,6 +762,35 @@ mod tests {
         assert_eq!(pairs[1].answer, "second");
         assert!(parse(&["-q", "one?", "-a", "first", "-q", "two?"]).is_err());
         assert!(parse(&[]).is_err());
+    }
+
+    #[test]
+    fn door_flags_are_checked() {
+        let ok = serve(&[
+            "--allowed-host",
+            "notes.lan,Other.Example:8080",
+            "--allowed-origin",
+            "https://app.example:8443",
+            "--header-timeout-ms",
+            "250",
+        ])
+        .unwrap();
+        assert!(ok.door.host_allowed("notes.lan:7431"));
+        assert!(ok.door.host_allowed("other.example"));
+        assert!(ok
+            .door
+            .origin_allowed("https://app.example:8443", Some("127.0.0.1:7431")));
+        assert_eq!(ok.connections.header_timeout, Duration::from_millis(250));
+        for bad in [
+            ["--allowed-host", "http://x"],
+            ["--allowed-host", ""],
+            ["--allowed-origin", "app.example"],
+            ["--allowed-origin", "https://app.example/path"],
+            ["--header-timeout-ms", "0"],
+            ["--max-connections", "0"],
+        ] {
+            assert!(serve(&bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -12,4 +12,5 @@ mod cli;
 mod mcp;
 mod nothing_lost;
 mod research;
+mod safety;
 mod search;

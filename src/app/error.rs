@@ -17,6 +17,10 @@ pub enum Error {
     /// What the caller named does not exist (or may not be shown).
     #[error("{0}")]
     NotFound(String),
+    /// A passing shortage (out of file descriptors, a note an editor kept
+    /// saving): nothing was acknowledged, and trying again is the remedy.
+    #[error("{0}")]
+    Busy(String),
     /// A failure of noggin or of the disk; the detail is for the log.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -41,6 +45,7 @@ impl From<crate::knowledge::Error> for Error {
     fn from(error: crate::knowledge::Error) -> Error {
         match error.input_code() {
             Some(code) => Error::invalid(code, error.to_string()),
+            None if error.is_transient() => Error::Busy(error.to_string()),
             None => Error::Internal(error.into()),
         }
     }

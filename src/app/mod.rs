@@ -158,6 +158,11 @@ pub struct LoadedNote {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Status {
     pub version: String,
+    /// False when the index could not be updated (see `commit_error`):
+    /// searches then miss what changed since its last good commit.
+    pub healthy: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_error: Option<String>,
     pub brain: String,
     pub data_dir: String,
     pub notes: usize,
@@ -195,6 +200,9 @@ impl Noggin {
             }
         });
         let watcher = watch_brain(index.brain(), watch, poll_interval, sink);
+        // What `noggin remember` and the like tell the user: this process
+        // indexes what they write.
+        index.declare_owner(true);
         index.request_reconcile()?;
         Ok(Noggin::with_index(config, index, Some(watcher)))
     }
@@ -329,7 +337,7 @@ impl Noggin {
         let not_indexed_because = if paths.is_empty() {
             None
         } else if self.inner.index.is_read_only() {
-            Some("a running noggin server holds the index; its watcher indexes the note".into())
+            Some(not_indexed_here(self.inner.index.data_dir()))
         } else {
             // The answers are safely on disk; if indexing fails the watcher
             // or the next reconcile picks the note up, so the save stands.
@@ -416,6 +424,8 @@ impl Noggin {
         };
         Status {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            healthy: held.commit_error.is_none(),
+            commit_error: held.commit_error,
             brain: index.brain().display().to_string(),
             data_dir: index.data_dir().display().to_string(),
             notes: held.notes,
@@ -432,6 +442,25 @@ impl Noggin {
                 .map(|d| d.name().to_string())
                 .collect(),
         }
+    }
+}
+
+/// Why a process without the index's writer did not index a note, in words
+/// that are true: who holds the index and when the note will be indexed.
+fn not_indexed_here(data_dir: &Path) -> String {
+    match crate::index::holder(data_dir) {
+        Some(held) if held.watching => format!(
+            "`noggin {}` (pid {}) holds the index; its watcher indexes the note within a second",
+            held.command, held.pid
+        ),
+        Some(held) => format!(
+            "`noggin {}` (pid {}) is writing the index; the next `noggin index` or \
+             `noggin serve` indexes the note",
+            held.command, held.pid
+        ),
+        None => "another noggin process was writing the index; the next `noggin index` or \
+                 `noggin serve` indexes the note"
+            .to_string(),
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod analyzer;
 pub mod corpus;
 mod impacts;
+mod owner;
 mod schema;
 pub mod search;
 mod writer;
@@ -21,6 +22,7 @@ use tantivy::directory::MmapDirectory;
 use tantivy::{IndexReader, ReloadPolicy};
 
 pub use corpus::Corpus;
+pub use owner::{holder, Holder};
 pub use schema::{Fields, SCHEMA_VERSION};
 pub use search::{Hit, Passage, PassageKey, SearchFilter, SectionHit};
 pub use writer::{Progress, ReconcileReport};
@@ -44,6 +46,8 @@ pub enum Error {
     },
     #[error("another noggin process is writing the index in {0:?}")]
     Locked(PathBuf),
+    #[error("the index could not be updated: {0}")]
+    CommitFailed(String),
     #[error("the index is open read-only")]
     ReadOnly,
     #[error("the index writer has stopped")]
@@ -76,6 +80,9 @@ pub struct IndexStatus {
     pub last_reconcile: Option<ReconcileReport>,
     /// RFC 3339 time of the last commit.
     pub last_commit: Option<String>,
+    /// Why the last commit failed; `None` while commits succeed. Searches
+    /// then miss what changed since the last good commit.
+    pub commit_error: Option<String>,
 }
 
 /// A cheap, cloneable handle on the index of one brain.
@@ -92,6 +99,8 @@ struct Inner {
     fields: Fields,
     /// `None` when opened read-only.
     writer: Option<writer::WriterHandle>,
+    /// Held while this process may write the index (`None` when read-only).
+    owner: Option<owner::OwnerLock>,
     /// Written by the writer thread, read by status requests; a std mutex
     /// because it is held only to copy a small struct, never across `.await`.
     status: Arc<Mutex<IndexStatus>>,
@@ -113,6 +122,13 @@ impl Index {
             .clone()
             .unwrap_or_else(|| brain.join(".noggin"));
         prepare_data_dir(&data_dir)?;
+        // Before anything may be deleted or rebuilt: a second process must
+        // never throw away an index that another one is creating or using.
+        let owner = if options.read_only {
+            None
+        } else {
+            Some(owner::OwnerLock::try_acquire(&data_dir)?)
+        };
         let index_dir = data_dir.join("index");
         let (schema, fields) = schema::build_schema();
 
@@ -180,6 +196,7 @@ impl Index {
                 reader,
                 fields,
                 writer,
+                owner,
                 status,
                 passages: search::PassageCache::new(search::CACHED_PASSAGES),
                 statistics: search::StatisticsCache::default(),
@@ -195,6 +212,14 @@ impl Index {
 
     pub fn data_dir(&self) -> &Path {
         &self.inner.data_dir
+    }
+
+    /// Tells other processes whether the holder of the index follows the
+    /// brain, and so indexes the notes they write.
+    pub fn declare_owner(&self, watching: bool) {
+        if let Some(owner) = &self.inner.owner {
+            owner.declare(watching);
+        }
     }
 
     pub fn is_read_only(&self) -> bool {

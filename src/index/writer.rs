@@ -71,7 +71,9 @@ enum Command {
     },
     Sync {
         paths: Vec<String>,
-        reply: Option<oneshot::Sender<()>>,
+        /// Told whether the index now shows the paths (false when the commit
+        /// failed or an earlier one did and none succeeded since).
+        reply: Option<oneshot::Sender<bool>>,
     },
 }
 
@@ -89,11 +91,13 @@ pub(super) struct WriterSetup {
 #[derive(Clone)]
 pub(super) struct WriterHandle {
     tx: mpsc::Sender<Command>,
+    status: Arc<Mutex<IndexStatus>>,
 }
 
 pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
     let (tx, rx) = mpsc::channel();
     let manifest = load_manifest(&setup.index);
+    let status = setup.status.clone();
     let mut owner = WriterOwner { setup, manifest };
     std::thread::Builder::new()
         .name("noggin-index-writer".to_string())
@@ -102,10 +106,18 @@ pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
             path: PathBuf::from("<writer thread>"),
             source,
         })?;
-    Ok(WriterHandle { tx })
+    Ok(WriterHandle { tx, status })
 }
 
 impl WriterHandle {
+    fn commit_error(&self) -> Option<String> {
+        self.status
+            .lock()
+            .expect("status lock poisoned")
+            .commit_error
+            .clone()
+    }
+
     fn send(&self, command: Command) -> Result<(), Error> {
         self.tx.send(command).map_err(|_| Error::WriterGone)
     }
@@ -141,7 +153,13 @@ impl WriterHandle {
             paths,
             reply: Some(reply),
         })?;
-        done.await.map_err(|_| Error::WriterGone)
+        if done.await.map_err(|_| Error::WriterGone)? {
+            Ok(())
+        } else {
+            Err(Error::CommitFailed(
+                self.commit_error().unwrap_or_else(|| "unknown".to_string()),
+            ))
+        }
     }
 
     pub fn queue_paths(&self, paths: Vec<String>) -> Result<(), Error> {
@@ -191,8 +209,9 @@ impl WriterOwner {
                     self.commit();
                 }
             }
+            let healthy = self.healthy();
             for reply in sync_replies {
-                let _ = reply.send(());
+                let _ = reply.send(healthy);
             }
             if !reconciles.is_empty() {
                 // One reconcile answers every request queued with it.
@@ -209,6 +228,25 @@ impl WriterOwner {
             }
         }
         tracing::debug!("index writer stopped");
+    }
+
+    /// True while the last commit succeeded.
+    fn healthy(&self) -> bool {
+        self.setup
+            .status
+            .lock()
+            .expect("status lock poisoned")
+            .commit_error
+            .is_none()
+    }
+
+    fn commit_failed(&self, error: &dyn std::fmt::Display) {
+        tracing::error!(%error, "index commit failed");
+        self.setup
+            .status
+            .lock()
+            .expect("status lock poisoned")
+            .commit_error = Some(error.to_string());
     }
 
     fn set_indexing(&self, indexing: bool) {
@@ -393,15 +431,11 @@ impl WriterOwner {
         };
         let mut prepared = match self.setup.writer.prepare_commit() {
             Ok(prepared) => prepared,
-            Err(error) => {
-                tracing::error!(%error, "index commit failed");
-                return;
-            }
+            Err(error) => return self.commit_failed(&error),
         };
         prepared.set_payload(&payload);
         if let Err(error) = prepared.commit() {
-            tracing::error!(%error, "index commit failed");
-            return;
+            return self.commit_failed(&error);
         }
         if let Err(error) = self.setup.reader.reload() {
             tracing::error!(%error, "cannot reload the index reader");
@@ -416,6 +450,7 @@ impl WriterOwner {
             .sum();
         status.last_commit =
             Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        status.commit_error = None;
     }
 }
 

@@ -7,9 +7,12 @@
 //! the format of [`note`]. An existing note of the same day and prompt is
 //! appended to, keeping whatever the user edited in it. Writes are atomic
 //! (temporary file in the same folder, fsync, rename, fsync of the folder) and
-//! serialized per note, so concurrent requests lose nothing. Indexing the note
-//! is left to the caller, which knows whether it owns the index.
+//! serialized across processes by the answers lock ([`lock`]), so concurrent
+//! writers (requests, `noggin remember` runs) lose nothing; a note an editor
+//! saves meanwhile is re-read and appended to again ([`write`]). Indexing the
+//! note is left to the caller, which knows whether it owns the index.
 
+mod lock;
 pub mod note;
 pub mod slug;
 mod write;
@@ -51,6 +54,8 @@ pub enum Error {
     OutsideBrain(PathBuf),
     #[error("no free file name for this prompt in {0:?}")]
     NoFreeName(PathBuf),
+    #[error("{0:?} kept changing while the answers were added; try again")]
+    KeptChanging(PathBuf),
     #[error("cannot write {path:?}: {source}")]
     Io {
         path: PathBuf,
@@ -70,8 +75,21 @@ impl Error {
             Error::QuestionTooLong { .. } => "question-too-long",
             Error::AnswerTooLong { .. } => "answer-too-long",
             Error::Unrepresentable => "unrepresentable-answer",
-            Error::OutsideBrain(_) | Error::NoFreeName(_) | Error::Io { .. } => return None,
+            Error::OutsideBrain(_)
+            | Error::NoFreeName(_)
+            | Error::KeptChanging(_)
+            | Error::Io { .. } => return None,
         })
+    }
+
+    /// True for failures that pass: a note an editor kept saving, or the
+    /// process out of file descriptors. Worth a retry, not a bug report.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::KeptChanging(_) => true,
+            Error::Io { source, .. } => is_out_of_descriptors(source),
+            _ => false,
+        }
     }
 }
 
@@ -178,9 +196,11 @@ pub struct Knowledge {
 struct Inner {
     brain: PathBuf,
     settings: Settings,
-    /// One writer per note. The map's std mutex is held only to find or add
-    /// an entry; the per-note tokio mutex is held across the blocking write,
-    /// which is why it is an async one.
+    /// One writer per note in this process, so that waiting requests queue
+    /// here rather than each hold a blocking thread on the answers lock. The
+    /// map's std mutex is held only to find or add an entry; the per-note
+    /// tokio mutex is held across the blocking write, which is why it is an
+    /// async one.
     locks: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -194,7 +214,10 @@ impl Knowledge {
                 locks: Mutex::new(HashMap::new()),
             }),
         };
-        write::sweep_stale_temp_files(&knowledge.folder());
+        // With the lock held no write is under way in any process, so every
+        // temporary file is a leftover of an interrupted one.
+        let idle = lock::AnswersLock::try_acquire(brain);
+        write::sweep_stale_temp_files(&knowledge.folder(), idle.is_some());
         knowledge
     }
 
@@ -258,6 +281,7 @@ impl Knowledge {
             let folder_rel = settings.folder.clone();
             let entries: Vec<Entry> = fresh.iter().map(|(_, e)| e.clone()).collect();
             let written = tokio::task::spawn_blocking(move || {
+                let _every_process = lock::AnswersLock::acquire(&brain)?;
                 write::write_entries(&brain, &folder_rel, date, &prompt, &entries)
             })
             .await
@@ -309,6 +333,12 @@ impl Knowledge {
         locks.retain(|_, lock| Arc::strong_count(lock) > 1);
         locks.entry(path).or_default().clone()
     }
+}
+
+/// True for EMFILE/ENFILE: too many open files in the process or system.
+pub fn is_out_of_descriptors(error: &std::io::Error) -> bool {
+    // 24 and 23 on Linux and the BSDs alike.
+    matches!(error.raw_os_error(), Some(24) | Some(23))
 }
 
 /// Refuses bad input as a whole; returns the cleaned prompt.

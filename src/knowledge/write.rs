@@ -1,11 +1,15 @@
 //! Putting entries into a note on disk, atomically.
 //!
-//! The caller holds the note's lock. The note is read again here, under that
-//! lock, so a hand edit made a moment ago is kept. The new text goes to a
-//! hidden temporary file in the same folder (the scanner and the watcher
-//! ignore hidden files), is fsynced and renamed over the note, and the folder
-//! is fsynced so that the rename itself survives a crash.
+//! The caller holds the brain's answers lock, so no other noggin process or
+//! task writes answers now. The note is read again here, under that lock, so
+//! a hand edit made a moment ago is kept. The new text goes to a hidden
+//! temporary file in the same folder (the scanner and the watcher ignore
+//! hidden files) and is fsynced; then the note is compared with what was
+//! read, and only if an editor did not save it meanwhile is the new text
+//! renamed over it (else everything is done again on the editor's version).
+//! The folder is fsynced so that the rename itself survives a crash.
 
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use chrono::NaiveDate;
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::note::{self, Entry};
 use super::{slug, Error};
@@ -20,7 +25,18 @@ use super::{slug, Error};
 /// Notes of other prompts that share a slug on one day get ` (2)`, ` (3)`, …
 const MAX_COPIES: u32 = 100;
 
-/// Temporary files older than this are leftovers of a crash.
+/// Attempts at adding entries to a note that an editor keeps changing.
+const MAX_ATTEMPTS: u32 = 50;
+
+/// Attempts that fsync the new version before it replaces the note.
+const SYNCED_ATTEMPTS: u32 = 3;
+
+/// Pause before attempt `n` is `n` times this, at most [`MAX_RETRY_PAUSE`].
+const RETRY_PAUSE: Duration = Duration::from_millis(1);
+const MAX_RETRY_PAUSE: Duration = Duration::from_millis(20);
+
+/// Temporary files older than this are leftovers of a crash, even while
+/// another noggin may be writing.
 const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 
 /// Suffix of temporary files; with the leading dot it keeps them out of the
@@ -45,6 +61,13 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
 }
 
 /// Adds `entries` to the note of `prompt` on `date` under `brain/folder`.
+///
+/// The caller holds the brain's answers lock, so no other noggin writes
+/// now; an editor may still save the note at any moment. Each attempt reads
+/// the note, appends, and renames its new version over the note only if the
+/// note still has the content it read ([`replace_if_unchanged`]); after the
+/// rename the note is read again, and if an editor's save replaced it in the
+/// meantime and took entries away, they are appended again. Bounded.
 pub(super) fn write_entries(
     brain: &Path,
     folder: &str,
@@ -63,6 +86,77 @@ pub(super) fn write_entries(
     if !real.starts_with(brain) {
         return Err(Error::OutsideBrain(dir));
     }
+    // Entries this call put into the note at some attempt: reported as saved
+    // (not as duplicates) when a later attempt finds them there.
+    let mut added: HashSet<usize> = HashSet::new();
+    let mut last_path = dir.clone();
+    for attempt in 0..MAX_ATTEMPTS {
+        if attempt > 0 {
+            // Let the editor finish its save before reading again.
+            std::thread::sleep((RETRY_PAUSE * attempt).min(MAX_RETRY_PAUSE));
+        }
+        // An editor saving faster than an fsync takes would make the
+        // compare fail forever: later attempts fsync after the swap instead.
+        let sync_first = attempt < SYNCED_ATTEMPTS;
+        let (path, rel, wrote) = match apply_once(&dir, folder, date, prompt, entries, sync_first)?
+        {
+            Applied::Changed(path) => {
+                tracing::debug!(path = %path.display(), "the note changed while answers were added; reading it again");
+                last_path = path;
+                continue;
+            }
+            Applied::Done { path, rel, wrote } => (path, rel, wrote),
+        };
+        added.extend(wrote);
+        // An editor that saved a copy read before our rename has taken our
+        // entries away again: apply once more rather than acknowledge them.
+        let now = fs::read(&path).map_err(io_error(&path))?;
+        let held = note::read_entries(&String::from_utf8_lossy(&now));
+        let all_there = entries
+            .iter()
+            .all(|entry| held.iter().any(|h| h.same_as(entry)));
+        if !all_there {
+            tracing::warn!(path = %path.display(), "an editor's save replaced the note with answers missing; adding them again");
+            last_path = path;
+            continue;
+        }
+        let (mut saved, mut duplicates) = (Vec::new(), Vec::new());
+        for (i, entry) in entries.iter().enumerate() {
+            if added.contains(&i) {
+                saved.push(entry.question.clone());
+            } else {
+                duplicates.push(i);
+            }
+        }
+        return Ok(Written {
+            path: rel,
+            saved,
+            duplicates,
+        });
+    }
+    Err(Error::KeptChanging(last_path))
+}
+
+/// What one attempt of [`write_entries`] did.
+enum Applied {
+    /// The note changed between reading and renaming; nothing was replaced.
+    Changed(PathBuf),
+    /// `wrote`: positions of the entries this attempt added.
+    Done {
+        path: PathBuf,
+        rel: String,
+        wrote: Vec<usize>,
+    },
+}
+
+fn apply_once(
+    dir: &Path,
+    folder: &str,
+    date: NaiveDate,
+    prompt: &str,
+    entries: &[Entry],
+    sync_first: bool,
+) -> Result<Applied, Error> {
     let wanted = note::comparable(prompt);
     for copy in 1..=MAX_COPIES {
         let name = slug::note_file_name(date, prompt, copy);
@@ -75,11 +169,13 @@ pub(super) fn write_entries(
                 if note::read_entries(&text) != entries {
                     return Err(Error::Unrepresentable);
                 }
-                write_atomic(&path, &text, None)?;
-                return Ok(Written {
-                    path: rel,
-                    saved: entries.iter().map(|e| e.question.clone()).collect(),
-                    duplicates: Vec::new(),
+                if !create_new(&path, &text)? {
+                    return Ok(Applied::Changed(path));
+                }
+                return Ok(Applied::Done {
+                    path,
+                    rel,
+                    wrote: (0..entries.len()).collect(),
                 });
             }
             Err(source) => return Err(Error::Io { path, source }),
@@ -88,28 +184,25 @@ pub(super) fn write_entries(
             // A symlink or a folder by that name: leave it alone.
             continue;
         }
-        let Ok(existing) = String::from_utf8(fs::read(&path).map_err(io_error(&path))?) else {
+        let bytes = fs::read(&path).map_err(io_error(&path))?;
+        let read_hash = xxh3_64(&bytes);
+        let Ok(existing) = String::from_utf8(bytes) else {
             continue;
         };
         if note::read_request(&existing).is_some_and(|r| note::comparable(&r) != wanted) {
             continue;
         }
         let held = note::read_entries(&existing);
-        let mut duplicates = Vec::new();
+        let mut wrote = Vec::new();
         let mut fresh = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
-            if held.iter().any(|h| h.same_as(entry)) {
-                duplicates.push(i);
-            } else {
+            if !held.iter().any(|h| h.same_as(entry)) {
+                wrote.push(i);
                 fresh.push(entry.clone());
             }
         }
         if fresh.is_empty() {
-            return Ok(Written {
-                path: rel,
-                saved: Vec::new(),
-                duplicates,
-            });
+            return Ok(Applied::Done { path, rel, wrote });
         }
         let text = note::append_entries(&existing, &fresh);
         let read_back = note::read_entries(&text);
@@ -121,34 +214,178 @@ pub(super) fn write_entries(
             tracing::warn!(path = %path.display(), "cannot append to this note; writing another");
             continue;
         }
-        write_atomic(&path, &text, Some(meta.permissions()))?;
-        return Ok(Written {
-            path: rel,
-            saved: fresh.into_iter().map(|e| e.question).collect(),
-            duplicates,
-        });
+        if !replace_if_unchanged(&path, &text, read_hash, meta.permissions(), sync_first)? {
+            return Ok(Applied::Changed(path));
+        }
+        return Ok(Applied::Done { path, rel, wrote });
     }
-    Err(Error::NoFreeName(dir))
+    Err(Error::NoFreeName(dir.to_path_buf()))
 }
 
-/// Replaces `path` with `contents` so that a crash leaves either the old or
-/// the new file, never a mix.
-fn write_atomic(
+/// Creates `path` with `contents` unless something exists there; false if it
+/// did. The temporary file is hard-linked to the name, which fails rather
+/// than replace a file an editor created meanwhile.
+fn create_new(path: &Path, contents: &str) -> Result<bool, Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temp_path = write_temp(path, contents, None, true)?;
+    let linked = fs::hard_link(&temp_path, path);
+    let _ = fs::remove_file(&temp_path);
+    match linked {
+        Ok(()) => {
+            sync_dir(dir)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(source) => Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Puts a new version in place of `path` if the note still hashes to
+/// `read_hash`; false, with the note as the editor left it, if it changed.
+///
+/// With `sync_first` the new version is on disk (fsynced) before it takes
+/// the note's place, so even a power cut leaves the old or the new note;
+/// the compare then spans the fsync. Without it the swap follows the read
+/// within microseconds and the note is fsynced right after: the answer is
+/// still durable before it is acknowledged, but a power cut in those
+/// milliseconds could leave the note empty. Only used when an editor keeps
+/// saving faster than an fsync.
+///
+/// On Linux the new version is swapped in atomically (`RENAME_EXCHANGE`),
+/// which hands back what was in place: if that is not what was read, an
+/// editor saved in between, and its save is swapped back at once, so it is
+/// never lost. Elsewhere (or on a file system without the exchange) the note
+/// is compared just before a plain rename, after the slow fsync of the new
+/// version; a save landing between that last read and the rename (a window
+/// of microseconds) is then replaced.
+fn replace_if_unchanged(
+    path: &Path,
+    contents: &str,
+    read_hash: u64,
+    permissions: fs::Permissions,
+    sync_first: bool,
+) -> Result<bool, Error> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let temp_path = write_temp(path, contents, Some(permissions), sync_first)?;
+    let sync_after = || -> Result<(), Error> {
+        if !sync_first {
+            File::open(path)
+                .and_then(|f| f.sync_all())
+                .map_err(io_error(path))?;
+        }
+        sync_dir(dir)
+    };
+    let still = match fs::read(path) {
+        Ok(now) => xxh3_64(&now) == read_hash,
+        Err(_) => false,
+    };
+    if !still {
+        let _ = fs::remove_file(&temp_path);
+        return Ok(false);
+    }
+    #[cfg(target_os = "linux")]
+    match exchange(&temp_path, path) {
+        Ok(()) => {
+            let replaced =
+                settle_exchange(path, &temp_path, read_hash, xxh3_64(contents.as_bytes()))?;
+            sync_after()?;
+            return Ok(replaced);
+        }
+        // Not supported here: fall back to the compare-then-rename below.
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&temp_path);
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                source: e.into(),
+            });
+        }
+    }
+    if let Err(source) = fs::rename(&temp_path, path) {
+        let _ = fs::remove_file(&temp_path);
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    sync_after()?;
+    Ok(true)
+}
+
+/// Swaps the files at `a` and `b` in one step.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> Result<(), rustix::io::Errno> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE)
+}
+
+/// After our version was swapped into `path`, `temp_path` holds what was
+/// there. True if that was the note as read (it is dropped); otherwise it is
+/// an editor's save, which is put back (a newer save that replaced ours
+/// meanwhile wins over it), and false.
+#[cfg(target_os = "linux")]
+fn settle_exchange(
+    path: &Path,
+    temp_path: &Path,
+    read_hash: u64,
+    ours_hash: u64,
+) -> Result<bool, Error> {
+    let swapped_out = fs::read(temp_path).map_err(io_error(temp_path))?;
+    if xxh3_64(&swapped_out) == read_hash {
+        let _ = fs::remove_file(temp_path);
+        return Ok(true);
+    }
+    // `temp_path` holds the user's save; `path` holds ours (expected back).
+    let mut expected = ours_hash;
+    let mut holding = xxh3_64(&swapped_out);
+    for _ in 0..MAX_ATTEMPTS {
+        exchange(temp_path, path).map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
+        let back = fs::read(temp_path).map_err(io_error(temp_path))?;
+        let back_hash = xxh3_64(&back);
+        if back_hash == expected {
+            let _ = fs::remove_file(temp_path);
+            return Ok(false);
+        }
+        // Yet another save replaced what was in place; it is newer than
+        // the one just put back, so it goes back in next.
+        expected = holding;
+        holding = back_hash;
+    }
+    // An editor saving faster than this can follow: keep the version in
+    // hand as a visible file rather than drop it.
+    let keep = path.with_extension(format!("conflict-{}.md", std::process::id()));
+    fs::rename(temp_path, &keep).map_err(io_error(&keep))?;
+    tracing::warn!(path = %keep.display(), "kept an editor's version of a note beside it");
+    Err(Error::KeptChanging(path.to_path_buf()))
+}
+
+/// Writes `contents` to a new hidden temporary file next to `path` and
+/// fsyncs it; removed again if anything fails.
+fn write_temp(
     path: &Path,
     contents: &str,
     permissions: Option<fs::Permissions>,
-) -> Result<(), Error> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    sync: bool,
+) -> Result<PathBuf, Error> {
     let (temp_path, mut file) = create_temp(path)?;
     let written = (|| {
         file.write_all(contents.as_bytes())?;
         if let Some(permissions) = permissions {
             file.set_permissions(permissions)?;
         }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp_path, path)
+        if sync {
+            file.sync_all()?;
+        }
+        Ok(())
     })();
+    drop(file);
     if let Err(source) = written {
         let _ = fs::remove_file(&temp_path);
         return Err(Error::Io {
@@ -156,7 +393,7 @@ fn write_atomic(
             source,
         });
     }
-    sync_dir(dir)
+    Ok(temp_path)
 }
 
 /// Creates `.<name>.<unique>.noggin-tmp` next to `path`.
@@ -205,8 +442,10 @@ fn sync_dir(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Removes temporary files that a crash left in the knowledge folder.
-pub(super) fn sweep_stale_temp_files(dir: &Path) {
+/// Removes temporary files that a crash left in the knowledge folder: all of
+/// them when `any_age` (the caller holds the answers lock, so no write is
+/// under way anywhere), else only old ones.
+pub(super) fn sweep_stale_temp_files(dir: &Path, any_age: bool) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
@@ -217,12 +456,13 @@ pub(super) fn sweep_stale_temp_files(dir: &Path) {
         if !(name.starts_with('.') && name.ends_with(TEMP_SUFFIX)) {
             continue;
         }
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > STALE_TEMP_AGE);
+        let old = any_age
+            || entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age > STALE_TEMP_AGE);
         if old {
             if let Err(error) = fs::remove_file(entry.path()) {
                 tracing::warn!(path = %entry.path().display(), %error, "cannot remove a stale temporary file");
@@ -239,8 +479,15 @@ mod tests {
     fn atomic_write_leaves_no_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("n.md");
-        write_atomic(&path, "one", None).unwrap();
-        write_atomic(&path, "two", None).unwrap();
+        assert!(create_new(&path, "one").unwrap());
+        assert!(!create_new(&path, "uno").unwrap());
+        let permissions = fs::metadata(&path).unwrap().permissions();
+        assert!(
+            replace_if_unchanged(&path, "two", xxh3_64(b"one"), permissions.clone(), true).unwrap()
+        );
+        assert!(
+            !replace_if_unchanged(&path, "three", xxh3_64(b"one"), permissions, false).unwrap()
+        );
         assert_eq!(fs::read_to_string(&path).unwrap(), "two");
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
@@ -271,9 +518,11 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-        sweep_stale_temp_files(dir.path());
+        sweep_stale_temp_files(dir.path(), false);
         assert!(!stale.exists());
         assert!(fresh.exists() && other.exists());
+        sweep_stale_temp_files(dir.path(), true);
+        assert!(!fresh.exists() && other.exists());
     }
 
     #[test]

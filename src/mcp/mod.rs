@@ -53,6 +53,7 @@ fn tool_error(error: app::Error) -> String {
     match error {
         app::Error::Invalid { code, message } => format!("{code}: {message}"),
         app::Error::NotFound(message) => format!("not-found: {message}"),
+        app::Error::Busy(message) => format!("busy: {message}"),
         app::Error::Internal(error) => {
             tracing::error!(error = %format!("{error:#}"), "MCP tool failed");
             "internal: noggin failed to handle this request; see its log".into()

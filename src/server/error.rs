@@ -38,6 +38,17 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, "not-found", message)
     }
 
+    /// A passing shortage (file descriptors, a note an editor keeps saving):
+    /// 503 with `Retry-After`, so the caller retries instead of reporting a bug.
+    pub fn busy(error: impl std::fmt::Display) -> Self {
+        tracing::warn!(%error, "request refused for now");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "noggin is short of resources or the note is being edited; try again in a moment",
+        )
+    }
+
     /// A failure of noggin itself: logged here, answered without detail.
     pub fn internal(error: impl std::fmt::Display) -> Self {
         tracing::error!(%error, "request failed");
@@ -52,7 +63,14 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        response
     }
 }
 
@@ -62,6 +80,7 @@ impl From<crate::app::Error> for ApiError {
         match error {
             crate::app::Error::Invalid { code, message } => ApiError::bad_request(code, message),
             crate::app::Error::NotFound(message) => ApiError::not_found(message),
+            crate::app::Error::Busy(message) => ApiError::busy(message),
             crate::app::Error::Internal(error) => ApiError::internal(format!("{error:#}")),
         }
     }

@@ -1,18 +1,21 @@
 //! The HTTP server: the JSON API, the OpenAPI document and the web card.
 //!
 //! Each resource lives in its own module with a `router()`; [`app`] puts them
-//! together with the body limit, the bearer-token check on `/v1` and request
-//! tracing. [`run`] serves until the shutdown future resolves, so tests can
-//! pass their own.
+//! together with the body limit, the bearer-token check on `/v1`, the
+//! `Host`/`Origin` check on everything ([`guard`]) and request tracing.
+//! [`run`] serves until the shutdown future resolves, so tests can pass their
+//! own, with the timeouts and connection cap of [`serve`].
 
 mod answers;
 pub mod card;
 pub mod error;
+pub mod guard;
 mod notes;
 mod openapi;
 pub(crate) mod render;
 mod research;
 mod search;
+pub mod serve;
 mod status;
 mod web;
 
@@ -96,6 +99,12 @@ pub fn app(state: AppState) -> Router {
         })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn(web::security_headers))
+        // Outside every route and fallback, so routes added above (e.g.
+        // `/mcp`) are behind it too.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            guard::check_door,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -176,12 +185,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = state.closing.clone();
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            closing.send_replace(true);
-        })
-        .await
+    let limits = state.config.connections;
+    serve::serve(listener, app(state), limits, shutdown, closing).await
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -1,0 +1,134 @@
+//! Ownership of an index folder across processes.
+//!
+//! Before a process may delete, rebuild or write the index in a data folder,
+//! it takes an exclusive lock on `<data_dir>/owner.lock` and keeps it for as
+//! long as it has the index open for writing. tantivy's own writer lock comes
+//! too late for that: it lives inside the index folder, which a rebuild
+//! deletes first, so a second process that found a half-created index
+//! (no first commit yet) used to remove the live one under a starting server.
+//! The lock file is never renamed or deleted, and the operating system drops
+//! the lock when its holder dies (even by `kill -9`). The holder writes its
+//! process id, whether it follows the brain, and its command into the file so
+//! that others can say who has it.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::Error;
+
+/// File name of the lock, inside the data folder.
+const LOCK_FILE: &str = "owner.lock";
+
+/// Held while it lives.
+pub(super) struct OwnerLock {
+    file: File,
+}
+
+impl Drop for OwnerLock {
+    fn drop(&mut self) {
+        // Leave no name behind; closing the file then releases the lock.
+        let _ = self.file.set_len(0);
+    }
+}
+
+fn lock_path(data_dir: &Path) -> PathBuf {
+    data_dir.join(LOCK_FILE)
+}
+
+impl OwnerLock {
+    /// Takes the lock without waiting; [`Error::Locked`] if another process
+    /// (or another open index in this one) has it.
+    pub(super) fn try_acquire(data_dir: &Path) -> Result<OwnerLock, Error> {
+        let path = lock_path(data_dir);
+        let io_err = |source| Error::DataDir {
+            path: path.clone(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_err)?;
+        match fs4::FileExt::try_lock(&file) {
+            Ok(()) => {}
+            Err(fs4::TryLockError::WouldBlock) => {
+                return Err(Error::Locked(data_dir.to_path_buf()))
+            }
+            Err(fs4::TryLockError::Error(source)) => return Err(io_err(source)),
+        }
+        let lock = OwnerLock { file };
+        lock.declare(false);
+        Ok(lock)
+    }
+}
+
+impl OwnerLock {
+    /// Says who holds the lock, for the messages of the others: `watching`
+    /// when this process follows the brain (and so indexes what others write).
+    pub(super) fn declare(&self, watching: bool) {
+        let mut file = &self.file;
+        let command = std::env::args().nth(1).unwrap_or_default();
+        let mode = if watching { "watching" } else { "once" };
+        let _ = file
+            .set_len(0)
+            .and_then(|()| std::io::Seek::rewind(&mut file))
+            .and_then(|_| writeln!(file, "{} {mode} {command}", std::process::id()));
+    }
+}
+
+/// Who holds an index, as its lock file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    /// The holder follows the brain: it indexes notes others write.
+    pub watching: bool,
+    /// Its subcommand, e.g. `serve`.
+    pub command: String,
+}
+
+/// The process holding the index of `data_dir`, if the lock is held and
+/// says so.
+pub fn holder(data_dir: &Path) -> Option<Holder> {
+    let path = lock_path(data_dir);
+    let file = File::open(&path).ok()?;
+    // Free (a holder that crashed left its words behind): nobody holds it.
+    if fs4::FileExt::try_lock_shared(&file).is_ok() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    let mut words = text.trim().splitn(3, ' ');
+    let pid = words.next()?.parse().ok()?;
+    let watching = words.next()? == "watching";
+    let command = words.next().unwrap_or_default().to_string();
+    Some(Holder {
+        pid,
+        watching,
+        command,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_owner_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(holder(dir.path()), None);
+        let first = OwnerLock::try_acquire(dir.path()).unwrap();
+        assert!(matches!(
+            OwnerLock::try_acquire(dir.path()),
+            Err(Error::Locked(_))
+        ));
+        let held = holder(dir.path()).expect("a holder");
+        assert_eq!((held.pid, held.watching), (std::process::id(), false));
+        first.declare(true);
+        assert!(holder(dir.path()).expect("a holder").watching);
+        drop(first);
+        assert_eq!(holder(dir.path()), None);
+        assert!(OwnerLock::try_acquire(dir.path()).is_ok());
+    }
+}

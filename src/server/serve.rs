@@ -1,0 +1,190 @@
+//! Accepting and serving connections, with limits a hostile client cannot
+//! get around.
+//!
+//! `axum::serve` keeps a connection open for as long as the client likes; a
+//! few thousand clients that send half a header, a body at one byte a second
+//! or nothing at all used to exhaust noggin's file descriptors. Here every
+//! connection is served by hyper's HTTP/1 builder with a header-read timeout
+//! (hyper starts that clock whenever it waits for a request head, so it also
+//! ends idle keep-alive connections), every request body by tower-http's body
+//! timeout, and at most `max_connections` at once: a connection beyond that
+//! gets a 503 and is closed. When `accept` itself fails because the process
+//! is out of file descriptors, one descriptor kept in reserve is given up to
+//! accept the waiting client, answer it 503 and close it, and accepting
+//! pauses briefly instead of spinning; it resumes by itself once descriptors
+//! are free again. Shutdown is graceful: no new connections, idle ones are
+//! closed, requests in flight finish.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tower_http::timeout::RequestBodyTimeoutLayer;
+
+/// Limits on each connection and on their number.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// A request head must arrive within this, counted from when the server
+    /// waits for it (also between requests on a kept-alive connection).
+    pub header_timeout: Duration,
+    /// A request body must keep arriving: no gap between its chunks longer
+    /// than this.
+    pub body_timeout: Duration,
+    /// Connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 512,
+        }
+    }
+}
+
+/// Pause of the accept loop after it failed (out of descriptors, mostly).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// How long a refused client gets to take its 503.
+const REFUSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Serves `app` on `listener` until `shutdown` resolves, then tells endless
+/// responses to end (`closing`) and waits for the connections to finish.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    closing: Arc<watch::Sender<bool>>,
+) -> std::io::Result<()> {
+    let service = tower::ServiceBuilder::new()
+        .layer(RequestBodyTimeoutLayer::new(limits.body_timeout))
+        .service(app);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
+    // Turns true on shutdown: every connection then finishes what it is
+    // doing and closes.
+    let (stop, stopped) = watch::channel(false);
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let mut reserve = reserve_descriptor();
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _peer)) => stream,
+            Err(error) if crate::knowledge::is_out_of_descriptors(&error) => {
+                tracing::warn!(%error, "out of file descriptors; refusing a client with 503");
+                // Give up the reserve to answer one waiting client, so it
+                // hears why instead of hanging in the backlog.
+                drop(reserve.take());
+                if let Ok(Ok((stream, _))) =
+                    tokio::time::timeout(Duration::from_millis(10), listener.accept()).await
+                {
+                    refuse(stream).await;
+                }
+                reserve = reserve_descriptor();
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+            Err(error) if is_connection_error(&error) => continue,
+            Err(error) => {
+                tracing::warn!(%error, "cannot accept a connection; pausing");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            tracing::warn!(
+                max = limits.max_connections,
+                "too many connections; refusing one with 503"
+            );
+            tokio::spawn(refuse(stream));
+            continue;
+        };
+        if reserve.is_none() {
+            reserve = reserve_descriptor();
+        }
+        let _ = stream.set_nodelay(true);
+        let connection = http
+            .serve_connection(
+                TokioIo::new(stream),
+                TowerToHyperService::new(service.clone()),
+            )
+            .with_upgrades();
+        let mut stopped = stopped.clone();
+        tokio::spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                _ = stopped.changed() => {
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(error) = ended {
+                // Timeouts and clients that went away: routine, not errors.
+                tracing::debug!(%error, "connection ended");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    closing.send_replace(true);
+    stop.send_replace(true);
+    // Every connection gives its permit back when it has ended.
+    let all = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX);
+    let _ = permits.acquire_many(all).await;
+    Ok(())
+}
+
+/// A descriptor held only so it can be closed when accept runs out of them.
+fn reserve_descriptor() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/null").ok()
+}
+
+/// Errors of one connection (it went away before it was accepted), after
+/// which accepting goes on at once.
+fn is_connection_error(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        error.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
+}
+
+/// Answers 503 in the API's error shape and closes the connection.
+async fn refuse(mut stream: TcpStream) {
+    let body = serde_json::json!({"error": {
+        "code": "busy",
+        "message": "noggin has too many open connections; try again in a moment",
+    }})
+    .to_string();
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(REFUSE_TIMEOUT, async {
+        stream.write_all(response.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Read what the client sent before closing, so that the close does
+        // not reset the connection before it has read the answer.
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    })
+    .await;
+}
