@@ -139,7 +139,8 @@ async fn mcp_over_http_with_the_official_client() {
     assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
     let body: Value = foreign.json().await.expect("JSON error");
     assert_eq!(body["error"]["code"], "forbidden-origin");
-    let local = post(Some("http://localhost:7431"), Some(token))
+    let own_origin = server.base_url.clone();
+    let local = post(Some(&own_origin), Some(token))
         .await
         .expect("response");
     assert_eq!(local.status(), StatusCode::OK);

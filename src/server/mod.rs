@@ -69,18 +69,14 @@ pub fn app(state: AppState) -> Router {
         .merge(card::router())
         .merge(notes::api_router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
-    // MCP over streamable HTTP: behind the same token, and refusing pages of
-    // other sites (DNS rebinding) by Origin as well as by Host.
+    // MCP over streamable HTTP: behind the same token and, like every route,
+    // the door's Host and Origin checks (DNS rebinding).
     let mcp = Router::new()
         .nest_service(
             "/mcp",
-            crate::mcp::http_service(state.app.clone(), loopback_hosts(&state.config)),
+            crate::mcp::http_service(state.app.clone(), mcp_hosts(&state.config)),
         )
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            require_local_origin,
-        ));
+        .layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .merge(mcp)
         .merge(status::health_router())
@@ -132,45 +128,17 @@ async fn require_token(
     Ok(next.run(request).await)
 }
 
-/// The `Host` names this server answers to: loopback, and the address it
-/// was told to listen on.
-fn loopback_hosts(config: &ServerConfig) -> Vec<String> {
+/// The `Host` names `/mcp` answers to (rmcp checks them too, behind the
+/// server's own door): loopback, the address noggin listens on and the
+/// hosts allowed with `--allowed-host`; every host when it listens on all
+/// interfaces, where the door alone decides.
+fn mcp_hosts(config: &ServerConfig) -> Vec<String> {
+    if config.door.any_ip {
+        return Vec::new();
+    }
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
-    let ip = config.addr.ip();
-    if !ip.is_unspecified() && !ip.is_loopback() {
-        hosts.push(ip.to_string());
-    }
+    hosts.extend(config.door.hosts.iter().cloned());
     hosts
-}
-
-/// Refuses a request that a page of another site sent: its `Origin` (when
-/// there is one) must name a host this server answers to.
-async fn require_local_origin(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let allowed = loopback_hosts(&state.config);
-        let host = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.split_once("://"))
-            .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
-            .map(|authority| match authority.rsplit_once(':') {
-                Some((host, port)) if port.chars().all(|c| c.is_ascii_digit()) => host,
-                _ => authority,
-            })
-            .map(|host| host.trim_start_matches('[').trim_end_matches(']'));
-        if !host.is_some_and(|h| allowed.iter().any(|a| a.eq_ignore_ascii_case(h))) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden-origin",
-                "requests from other sites are refused",
-            ));
-        }
-    }
-    Ok(next.run(request).await)
 }
 
 /// Compares without an early exit, so response time does not leak the token.
