@@ -631,7 +631,7 @@ async fn remember_while_a_server_runs_leaves_indexing_to_the_server() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     assert!(
-        stdout.contains("a running noggin server holds the index"),
+        stdout.contains("holds the index; its watcher indexes the note"),
         "{stdout}"
     );
     let s = &server;

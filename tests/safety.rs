@@ -495,3 +495,94 @@ async fn dawdling_clients_are_cut_off_and_huge_bodies_refused_up_front() {
     assert!(status.is_success(), "{body}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_commit_marks_the_index_unhealthy_and_answers_not_indexed() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    assert_eq!(server.status().await["healthy"], true);
+    // The index folder vanishes under the server: its next commit fails.
+    std::fs::remove_dir_all(brain.data_dir().join("index")).expect("remove the index");
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Commit trouble", "qa": [
+                {"question": "Is the answer kept?", "answer": "Yes, even though the index is gone."}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["saved"][0]["questions"][0], "Is the answer kept?",
+        "{body}"
+    );
+    assert_eq!(body["indexed"], false, "{body}");
+    let status = server.status().await;
+    assert_eq!(status["healthy"], false, "{status}");
+    assert!(status["commit_error"].is_string(), "{status}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_file_descriptors_the_server_answers_503_and_recovers() {
+    let brain = TestBrain::sample();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let binary = env!("CARGO_BIN_EXE_noggin");
+    let mut server = noggin_under_fd_limit(binary, brain.path(), port);
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !matches!(client.get(format!("{base}/healthz")).send().await, Ok(r) if r.status() == 200)
+    {
+        assert!(Instant::now() < deadline, "noggin did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Idle connections until the server's descriptors run out.
+    let addr = format!("127.0.0.1:{port}");
+    let idle: Vec<TcpStream> = (0..200)
+        .map(|_| TcpStream::connect(&addr).expect("connect"))
+        .collect();
+    let (status, body) = tokio::task::spawn_blocking({
+        let base = base.clone();
+        move || get_with(&base, "/healthz", "127.0.0.1", None)
+    })
+    .await
+    .expect("join");
+    assert_eq!(status, 503, "out of descriptors: {body}");
+    assert!(body.contains("\"busy\""), "{body}");
+    drop(idle);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(r) = client.get(format!("{base}/v1/status")).send().await {
+            if r.status() == 200 {
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "the server did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// `noggin serve` with at most 100 open file descriptors.
+fn noggin_under_fd_limit(binary: &str, brain: &Path, port: u16) -> std::process::Child {
+    Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 100 && exec "$0" serve --brain "$1" --addr "127.0.0.1:$2" --watch poll"#)
+        .arg(binary)
+        .arg(brain)
+        .arg(port.to_string())
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start noggin serve under a descriptor limit")
+}

@@ -22,7 +22,7 @@ use std::time::Duration;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 use tower_http::timeout::RequestBodyTimeoutLayer;
@@ -53,8 +53,8 @@ impl Default for ConnectionLimits {
 /// Pause of the accept loop after it failed (out of descriptors, mostly).
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
-/// How long a refused client gets to take its 503.
-const REFUSE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long writing a 503 to a refused client may take.
+const REFUSE_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Serves `app` on `listener` until `shutdown` resolves, then tells endless
 /// responses to end (`closing`) and waits for the connections to finish.
@@ -83,29 +83,38 @@ pub async fn serve(
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
-        let stream = match accepted {
-            Ok((stream, _peer)) => stream,
-            Err(error) if crate::knowledge::is_out_of_descriptors(&error) => {
-                tracing::warn!(%error, "out of file descriptors; refusing a client with 503");
-                // Give up the reserve to answer one waiting client, so it
-                // hears why instead of hanging in the backlog.
-                drop(reserve.take());
-                if let Ok(Ok((stream, _))) =
-                    tokio::time::timeout(Duration::from_millis(10), listener.accept()).await
-                {
-                    refuse(stream).await;
+        let stream =
+            match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(error) if crate::knowledge::is_out_of_descriptors(&error) => {
+                    tracing::warn!(%error, "out of file descriptors; refusing a client with 503");
+                    // Give up the reserve to answer one waiting client, so it
+                    // hears why instead of hanging in the backlog.
+                    drop(reserve.take());
+                    let refused =
+                        match tokio::time::timeout(Duration::from_millis(10), listener.accept())
+                            .await
+                        {
+                            Ok(Ok((stream, _))) => {
+                                refuse(stream).await;
+                                true
+                            }
+                            _ => false,
+                        };
+                    reserve = reserve_descriptor();
+                    if !refused {
+                        // Nothing could be done now: pause instead of spinning.
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    }
+                    continue;
                 }
-                reserve = reserve_descriptor();
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-                continue;
-            }
-            Err(error) if is_connection_error(&error) => continue,
-            Err(error) => {
-                tracing::warn!(%error, "cannot accept a connection; pausing");
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-                continue;
-            }
-        };
+                Err(error) if is_connection_error(&error) => continue,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot accept a connection; pausing");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            };
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             tracing::warn!(
                 max = limits.max_connections,
@@ -165,7 +174,8 @@ fn is_connection_error(error: &std::io::Error) -> bool {
     )
 }
 
-/// Answers 503 in the API's error shape and closes the connection.
+/// Answers 503 in the API's error shape and closes the connection, without
+/// waiting on the client: the accept loop calls it when out of descriptors.
 async fn refuse(mut stream: TcpStream) {
     let body = serde_json::json!({"error": {
         "code": "busy",
@@ -177,14 +187,13 @@ async fn refuse(mut stream: TcpStream) {
          retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
+    // Take what the client already sent, so that closing does not reset
+    // the connection before it has read the answer.
+    let mut sink = [0u8; 8192];
+    while matches!(stream.try_read(&mut sink), Ok(n) if n > 0) {}
     let _ = tokio::time::timeout(REFUSE_TIMEOUT, async {
         stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await?;
-        // Read what the client sent before closing, so that the close does
-        // not reset the connection before it has read the answer.
-        let mut sink = [0u8; 4096];
-        while stream.read(&mut sink).await? > 0 {}
-        Ok::<(), std::io::Error>(())
+        stream.shutdown().await
     })
     .await;
 }
