@@ -3,6 +3,7 @@
 //! ```text
 //! cargo bench --bench bench -- index [BRAIN_DIR]
 //! cargo bench --bench bench -- research [VAULT_DIR]
+//! cargo bench --bench bench -- sessions [BRAIN_DIR]
 //! ```
 //!
 //! `index` measures a brain (default: the tldr-pages vault of the shared
@@ -18,7 +19,12 @@
 //! are the evaluation questions (English, Korean) and questions made from the
 //! headings of the Japanese and Chinese notes.
 //!
+//! `sessions` (in [`sessions`]) measures working context: event ingest per
+//! second and the latency of the block, the context pack and the window.
+//!
 //! Performance is measured here, never by timed tests.
+
+mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -64,7 +70,7 @@ const CLIENTS: usize = 16;
 /// Requests each of the concurrent clients sends.
 const REQUESTS_PER_CLIENT: usize = 25;
 
-const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR]";
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR]";
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -85,6 +91,10 @@ fn main() -> ExitCode {
         ["index", brain] => bench_index(Path::new(brain)),
         ["research"] => bench_research(&shared_eval(DEFAULT_VAULT)),
         ["research", vault] => bench_research(Path::new(vault)),
+        ["sessions"] => {
+            sessions::bench_sessions(&Path::new(env!("CARGO_MANIFEST_DIR")).join("brain-sample"))
+        }
+        ["sessions", brain] => sessions::bench_sessions(Path::new(brain)),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;

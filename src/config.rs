@@ -41,6 +41,8 @@ pub enum Command {
     Remember(RememberArgs),
     /// Serve MCP over stdio (for an assistant that starts noggin itself).
     Mcp(McpArgs),
+    /// Print a session's working-context block, as GET /v1/sessions/{id}/context does.
+    Context(ContextArgs),
 }
 
 /// Where the brain and its index are.
@@ -603,6 +605,34 @@ impl KnowledgeArgs {
             min_answer_chars: self.min_answer_chars,
             marker: self.marker.validated()?,
             today: self.today,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ContextArgs {
+    #[command(flatten)]
+    pub brain: BrainArgs,
+
+    /// The session whose working context to print.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+
+    /// Characters the block may take.
+    #[arg(long, default_value_t = crate::context::DEFAULT_BLOCK_BUDGET_CHARS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=crate::context::MAX_BUDGET_CHARS as u64), value_name = "CHARS")]
+    pub budget: usize,
+
+    /// Print the response of GET /v1/sessions/{id}/context as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BrainArgs {
+    /// The data folder: `--data-dir`, else `<brain>/.noggin`.
+    pub fn data_dir(&self) -> anyhow::Result<PathBuf> {
+        Ok(match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => crate::brain::canonical_root(&self.brain)?.join(".noggin"),
         })
     }
 }

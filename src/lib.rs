@@ -14,6 +14,8 @@
 //!   notes, so the next research finds them;
 //! - [`app`] is the application core: one handle with every use case and
 //!   its limits ([`limits`]), which every way in goes through;
+//! - [`context`] keeps each assistant session's working context durable
+//!   and renders it, with the pack and the message window, within a budget;
 //! - the ways in are thin adapters over [`app`]: [`cli`] (the terminal),
 //!   [`server`] (HTTP and the web card) and [`mcp`] (stdio and `/mcp`);
 //! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
@@ -32,6 +34,7 @@
 //! | an HTTP route | `server/<resource>.rs` and `server/openapi.rs` |
 //! | a CLI command | `cli/<command>.rs` and `config.rs` |
 //! | an MCP tool | `mcp/mod.rs` |
+//! | session events, the working-context block, the pack, the window | `context/` |
 //!
 //! `docs/architecture.md` draws the layers and the data flow.
 
@@ -40,6 +43,7 @@ pub mod brain;
 mod cache;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod index;
 pub mod knowledge;
 pub mod limits;

@@ -1142,8 +1142,172 @@ async fn the_card_routes_are_in_the_openapi_document() {
         "/v1/notes/{path}",
         "/notes/{path}",
         "/",
+        "/v1/sessions",
+        "/v1/sessions/{id}/context",
     ] {
         assert!(doc["paths"][path]["get"].is_object(), "{path} is described");
     }
+    for path in [
+        "/v1/sessions/{id}/events",
+        "/v1/context",
+        "/v1/context/window",
+    ] {
+        assert!(
+            doc["paths"][path]["post"].is_object(),
+            "{path} is described"
+        );
+    }
+    assert!(doc["paths"]["/v1/sessions/{id}"]["delete"].is_object());
+    server.stop().await;
+}
+
+/// Events that give a session a working context, one of them hostile.
+fn working_events() -> Value {
+    json!([
+        {"type": "user_message", "text": "Add a cancellation fee to transient bookings"},
+        {"type": "goal", "text": "Cancellation fee <img src=x onerror=\"window.nogginPwned=1\"> live"},
+        {"type": "failure", "kind": "test", "text": "test fee::rounds_up failed\n  left: 12\n right: 10"},
+        {"type": "tool_call", "tool": "Read", "arguments": {"path": "src/fees.rs"}},
+        {"type": "tool_call", "tool": "Edit", "arguments": {"file_path": "src/bookings.rs"}},
+        {"type": "progress", "text": "fee model written", "done": true},
+        {"type": "progress", "text": "wire the fee into checkout", "done": false},
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_carries_the_sessions_working_context() {
+    let brain = brain();
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json("/v1/sessions/agent/events", &working_events())
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = card(&server, "?session=agent").await;
+    let wc = &body["working_context"];
+    assert_eq!(wc["goals"][0]["done"], false, "{body}");
+    assert_eq!(wc["failure"]["kind"], "test");
+    assert_eq!(wc["recent_files"][0]["path"], "src/bookings.rs");
+    assert_eq!(wc["recent_files"][0]["changed"], true);
+    assert_eq!(wc["progress_done"], 1);
+    assert_eq!(
+        body["sessions"],
+        json!(["agent"]),
+        "stored sessions are listed"
+    );
+    let all = card(&server, "").await;
+    assert!(all.get("working_context").is_none(), "only for a session");
+
+    // A change to the session reaches the card's event stream.
+    let mut events = fetch(&server, "/v1/card/events?session=agent", &[]).await;
+    let mut buffer = String::new();
+    next_card(&mut events, &mut buffer, |c| {
+        c["working_context"].is_object()
+    })
+    .await;
+    let (status, _) = server
+        .post_json(
+            "/v1/sessions/agent/events",
+            &json!({"type": "progress", "text": "wire the fee into checkout", "done": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let card = next_card(&mut events, &mut buffer, |c| {
+        c["working_context"]["progress_done"] == 2
+    })
+    .await;
+    assert_eq!(card["working_context"]["progress_total"], 2);
+    drop(events);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_working_context_sits_beside_the_research_in_a_browser() {
+    let brain = brain();
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json("/v1/sessions/agent/events", &working_events())
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    research(&server, "agent", &QUESTIONS).await;
+    let browser = Browser::start().await;
+    let client = browser.client();
+    browser.viewport(1280, 900).await;
+    client
+        .goto(&format!("{}/?session=agent", server.base_url))
+        .await
+        .expect("open the card");
+    browser
+        .wait_for_js(
+            "the working context and the research are shown",
+            "const w = document.querySelector('#working .working'); \
+             return !!w && document.querySelectorAll('#research .fact').length > 0;",
+        )
+        .await;
+    let shown = browser
+        .js("const w = document.getElementById('working'); \
+             const r = document.getElementById('research').getBoundingClientRect(); \
+             const b = w.getBoundingClientRect(); \
+             return { text: w.textContent, imgs: w.querySelectorAll('img').length, \
+                      pwned: !!window.nogginPwned, beside: b.left >= r.right && b.top < r.bottom, \
+                      changed: [...w.querySelectorAll('.files li')].map(li => li.textContent), \
+                      done: w.querySelectorAll('.progress .done').length, \
+                      todo: w.querySelectorAll('.progress .todo').length };")
+        .await;
+    let text = shown["text"].as_str().expect("text");
+    assert!(
+        text.contains("<img src=x"),
+        "hostile text shown as text: {text}"
+    );
+    assert_eq!(shown["imgs"], 0);
+    assert_eq!(shown["pwned"], false);
+    assert!(text.contains("test fee::rounds_up failed"), "{text}");
+    assert!(text.contains("Add a cancellation fee"), "{text}");
+    assert_eq!(
+        shown["changed"],
+        json!(["src/bookings.rschanged", "src/fees.rs"])
+    );
+    assert_eq!(
+        (shown["done"].clone(), shown["todo"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(
+        shown["beside"], true,
+        "beside the research on a wide screen: {shown}"
+    );
+    browser
+        .screenshot("card-working-context-desktop.png", 1280, None)
+        .await;
+
+    // A new event redraws it without a reload.
+    browser
+        .js("window.nogginNotReloaded = true; return true;")
+        .await;
+    let (status, _) = server
+        .post_json(
+            "/v1/sessions/agent/events",
+            &json!({"type": "failure", "kind": "build", "text": "error[E0599]: no method `fee`"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    browser
+        .wait_for_js(
+            "the new failure appears",
+            "return document.querySelector('#working .failure-text').textContent.includes('E0599') \
+                    && window.nogginNotReloaded === true;",
+        )
+        .await;
+
+    // On a phone it stacks below the research and fits the width.
+    browser.viewport(390, 844).await;
+    let phone = browser
+        .js("const w = document.getElementById('working').getBoundingClientRect(); \
+             const r = document.getElementById('research').getBoundingClientRect(); \
+             return { below: w.top >= r.bottom, fits: document.documentElement.scrollWidth <= 390 };")
+        .await;
+    assert_eq!(phone, json!({"below": true, "fits": true}));
+    browser
+        .screenshot("card-working-context-phone.png", 390, None)
+        .await;
+    browser.close().await;
     server.stop().await;
 }

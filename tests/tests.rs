@@ -14,3 +14,4 @@ mod nothing_lost;
 mod research;
 mod safety;
 mod search;
+mod sessions;

@@ -226,8 +226,65 @@
     $('session-bar').hidden = !(sessions.length > 1 || session);
   }
 
+  // --- the session's working context ----------------------------------------
+  // Goals, the latest failure, recent files and progress, beside the research.
+  function checklist(items, cls) {
+    return el('ul', { class: 'checklist ' + cls }, items.map((item) =>
+      el('li', { class: item.done ? 'done' : 'todo' },
+        el('span', { class: 'check', 'aria-hidden': 'true', text: item.done ? '✓' : '' }),
+        el('span', { class: 'visually-hidden', text: item.done ? 'done: ' : 'to do: ' }),
+        el('span', { class: 'item-text', text: item.text }))));
+  }
+
+  function renderWorking(wc) {
+    const panel = el('section', { class: 'panel working', 'aria-labelledby': 'working-heading' },
+      el('div', { class: 'panel-head' },
+        el('h2', { id: 'working-heading', text: 'What the assistant is doing' })),
+      el('p', { class: 'context' }, el('span', { class: 'when' }, 'Updated ', timeEl(wc.updated))));
+    if (wc.last_user_query) {
+      panel.append(el('p', { class: 'request' }, el('span', { class: 'label', text: 'Asked: ' }),
+        el('span', { class: 'request-text', text: '“' + wc.last_user_query + '”' })));
+    }
+    if (wc.goals.length) {
+      panel.append(el('h3', { text: wc.goals.length === 1 ? 'Goal' : 'Goals' }), checklist(wc.goals, 'goals'));
+    }
+    if (wc.failure) {
+      const more = wc.failures > 1 ? ' (+' + (wc.failures - 1) + ' more)' : '';
+      panel.append(el('h3', { text: 'Latest failure' + more }),
+        el('div', { class: 'failure' },
+          el('span', { class: 'failure-kind', text: wc.failure.kind }), ' ', timeEl(wc.failure.at),
+          el('pre', { class: 'failure-text', tabindex: '0', text: wc.failure.text })));
+    }
+    if (wc.recent_files.length) {
+      panel.append(el('h3', { text: 'Recent files' }),
+        el('ul', { class: 'files' }, wc.recent_files.map((f) =>
+          el('li', null, el('code', { text: f.path }),
+            f.changed ? el('span', { class: 'changed', text: 'changed' }) : null))));
+    }
+    if (wc.progress_total) {
+      panel.append(el('h3', { text: 'Progress · ' + wc.progress_done + ' of ' + wc.progress_total + ' done' }),
+        checklist(wc.progress, 'progress'));
+    }
+    return panel;
+  }
+
+  let shownWorking = null;
+
+  function renderWorkingContext(card) {
+    const wc = card.working_context;
+    const box = $('working');
+    const key = wc ? JSON.stringify([card.session, wc.version]) : null;
+    if (key !== shownWorking) {
+      shownWorking = key;
+      box.replaceChildren(...(wc ? [renderWorking(wc)] : []));
+    }
+    box.hidden = !wc;
+    $('main').classList.toggle('has-working', !!wc);
+  }
+
   function renderCard(card) {
     renderSessions(card);
+    renderWorkingContext(card);
     const research = card.research;
     const key = JSON.stringify([card.session, research ? research.research_id : null]);
     const container = $('research');

@@ -1,7 +1,8 @@
 //! The application core: one [`Noggin`] handle holds a brain's index, its
 //! write-back and its research log, and offers the use cases — search,
-//! research (recorded for the card), remember (written, then indexed), read a
-//! note, status — with their limits ([`crate::limits`]) checked here, once.
+//! research (recorded for the card and its session), remember (written, then
+//! indexed, and recorded in its session), read a note, status, and the
+//! sessions' store — with their limits ([`crate::limits`]) checked here, once.
 //!
 //! The ways in are thin adapters over this handle: the CLI (`crate::cli`),
 //! the HTTP server (`crate::server`) and MCP (`crate::mcp`). They turn their
@@ -24,6 +25,8 @@ use crate::brain::scan::NoteFile;
 use crate::brain::scan::{read_note_text, stat_note};
 use crate::brain::watch::{watch_brain, Change, WatchMode, WatchState, Watcher};
 use crate::config::BrainArgs;
+use crate::context::sessions::SessionStore;
+use crate::context::state::Confirmed;
 use crate::index::search::rfc3339;
 use crate::index::{Hit, Index, Progress, ReconcileReport, SearchFilter};
 use crate::knowledge::{self, Knowledge, Outcome};
@@ -66,6 +69,9 @@ struct Inner {
     /// Follows edits while a long-running way in (serve, mcp) is up; `None`
     /// for one-shot commands.
     watcher: Option<Watcher>,
+    /// Sessions' working context, for the long-running ways in; one-shot
+    /// commands read it on their own (`noggin context`).
+    sessions: Option<SessionStore>,
     max_note_bytes: u64,
     started: Instant,
 }
@@ -100,7 +106,8 @@ pub struct RememberRequest {
     #[serde(default)]
     pub prompt: Option<String>,
     pub qa: Vec<QuestionAnswer>,
-    /// Accepted for the session's record; notes are kept per prompt and day.
+    /// Notes are kept per prompt and day; the session also records what the
+    /// user confirmed in its working context.
     #[serde(default)]
     pub session: Option<String>,
 }
@@ -204,7 +211,13 @@ impl Noggin {
         // indexes what they write.
         index.declare_owner(true);
         index.request_reconcile()?;
-        Ok(Noggin::with_index(config, index, Some(watcher)))
+        let sessions = SessionStore::open(index.data_dir())?;
+        Ok(Noggin::with_index(
+            config,
+            index,
+            Some(watcher),
+            Some(sessions),
+        ))
     }
 
     /// For one-shot commands: the index's writer when it is free (brought up
@@ -226,10 +239,15 @@ impl Noggin {
                     .with_context(|| format!("cannot open the index of {:?}", brain.brain))
             }
         };
-        Ok(Noggin::with_index(config, index, None))
+        Ok(Noggin::with_index(config, index, None, None))
     }
 
-    fn with_index(config: &CoreConfig, index: Index, watcher: Option<Watcher>) -> Noggin {
+    fn with_index(
+        config: &CoreConfig,
+        index: Index,
+        watcher: Option<Watcher>,
+        sessions: Option<SessionStore>,
+    ) -> Noggin {
         let knowledge = Knowledge::new(index.brain(), config.knowledge.clone());
         Noggin {
             inner: Arc::new(Inner {
@@ -238,6 +256,7 @@ impl Noggin {
                 research: config.research.clone(),
                 research_log: ResearchLog::default(),
                 watcher,
+                sessions,
                 max_note_bytes: config.brain.max_note_bytes,
                 started: Instant::now(),
             }),
@@ -255,6 +274,11 @@ impl Noggin {
     /// The latest research of each session, for the card.
     pub fn research_log(&self) -> &ResearchLog {
         &self.inner.research_log
+    }
+
+    /// The session store, when this way in keeps sessions (serve, mcp).
+    pub fn sessions(&self) -> Option<&SessionStore> {
+        self.inner.sessions.as_ref()
     }
 
     pub fn knowledge_settings(&self) -> &knowledge::Settings {
@@ -312,6 +336,22 @@ impl Noggin {
     pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
         request.validate()?;
         let response = research_questions(&self.inner.index, &self.inner.research, &request).await;
+        if let (Some(session), Some(store)) = (&request.session, &self.inner.sessions) {
+            // The session's open questions; the research stands either way.
+            let answered = response
+                .answered
+                .iter()
+                .map(|a| a.question.clone())
+                .collect();
+            let open = response
+                .unanswered
+                .iter()
+                .map(|u| u.question.clone())
+                .collect();
+            if let Err(error) = store.record_research(session.clone(), answered, open).await {
+                tracing::error!(%error, "cannot record the research in its session");
+            }
+        }
         self.inner
             .research_log
             .record(request.session, request.prompt, response.clone());
@@ -322,6 +362,11 @@ impl Noggin {
     /// that the next research finds them (read-your-writes) when this
     /// process owns the index.
     pub async fn remember(&self, request: RememberRequest) -> Result<Remembered, Error> {
+        if let Some(session) = &request.session {
+            crate::context::validate_session_id(session)
+                .map_err(|e| Error::invalid("invalid-session", e.to_string()))?;
+        }
+        let session = request.session.clone();
         let given: Vec<knowledge::Answer> = request
             .qa
             .into_iter()
@@ -349,6 +394,24 @@ impl Noggin {
                 }
             }
         };
+        if let (Some(session), Some(store)) = (session, &self.inner.sessions) {
+            let confirmed: Vec<Confirmed> = outcome
+                .saved
+                .iter()
+                .flat_map(|s| &s.questions)
+                .filter_map(|q| given.iter().find(|a| &a.question == q))
+                .map(|a| Confirmed {
+                    question: a.question.clone(),
+                    answer: a.answer.clone(),
+                })
+                .collect();
+            if !confirmed.is_empty() {
+                // The answers are saved in the brain either way.
+                if let Err(error) = store.record_answers(session, confirmed).await {
+                    tracing::error!(%error, "cannot record the answers in their session");
+                }
+            }
+        }
         Ok(Remembered {
             outcome,
             indexed: not_indexed_because.is_none(),

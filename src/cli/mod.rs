@@ -6,6 +6,7 @@
 //! carries results, and in `noggin mcp` the protocol) and turns [`run`]'s
 //! result into an exit code.
 
+mod context;
 mod index;
 mod mcp;
 mod remember;
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Research(args) => research::research(args),
         Command::Remember(args) => remember::remember(args),
         Command::Mcp(args) => mcp::mcp(args),
+        Command::Context(args) => context::context(args),
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the web card shows: `GET /v1/card` (the latest research of a session,
-//! or of all, cut to what fits on a card) and `GET /v1/card/events` (the same,
-//! as server-sent events, once now and again after every research).
+//! or of all, cut to what fits on a card, and with a session its working
+//! context) and `GET /v1/card/events` (the same, as server-sent events, once
+//! now and again after every research or change to a session).
 //!
 //! When a token is configured the card sends it as a bearer header, like any
 //! client. Links to rendered notes cannot carry a header, so `/v1/card` also
@@ -25,6 +26,9 @@ use tokio_stream::wrappers::WatchStream;
 use super::error::{ApiError, AppQuery};
 use super::render::note_link;
 use super::{constant_time_eq, AppState};
+use crate::context::cut_chars;
+use crate::context::sessions::Session;
+use crate::context::state::{Item, RecentFile};
 use crate::research::context::{cut_on_word, REQUEST_CONTEXT_PATH};
 use crate::research::log::ResearchRecord;
 use crate::research::{Evidence, MAX_SESSION_CHARS};
@@ -66,7 +70,8 @@ impl CardParams {
 pub struct Card {
     /// The session asked for, or `None` for the latest research of any.
     pub session: Option<String>,
-    /// Sessions with a research, most recently researched first.
+    /// Sessions with a research, most recently researched first, then the
+    /// other stored sessions, most recently updated first.
     pub sessions: Vec<String>,
     /// Shown before every self-researched answer where it appears as text.
     pub marker: String,
@@ -76,6 +81,76 @@ pub struct Card {
     pub answer_chars: usize,
     /// `None` until a research arrives.
     pub research: Option<CardResearch>,
+    /// The session's working context, when a session with one is asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_context: Option<CardWorkingContext>,
+}
+
+/// Progress items a card shows (the newest).
+const CARD_PROGRESS_ITEMS: usize = 8;
+/// The latest failure is cut to this many characters on the card.
+const CARD_FAILURE_CHARS: usize = 400;
+
+/// A session's working context as the card shows it: its goals, latest
+/// failure, recent files and progress.
+#[derive(Debug, Serialize)]
+pub struct CardWorkingContext {
+    pub version: i64,
+    /// RFC 3339.
+    pub updated: String,
+    /// Cut to fit, with "…".
+    pub last_user_query: Option<String>,
+    pub goals: Vec<Item>,
+    /// The most recent failure still open.
+    pub failure: Option<CardFailure>,
+    /// Open failures (one per kind).
+    pub failures: usize,
+    /// Most recent first.
+    pub recent_files: Vec<RecentFile>,
+    /// The newest items, oldest of them first.
+    pub progress: Vec<Item>,
+    pub progress_done: usize,
+    pub progress_total: usize,
+}
+
+/// The latest failure on the card.
+#[derive(Debug, Serialize)]
+pub struct CardFailure {
+    pub kind: &'static str,
+    pub text: String,
+    pub cut: bool,
+    pub at: String,
+}
+
+impl CardWorkingContext {
+    fn from_session(session: &Session) -> Self {
+        let c = &session.context;
+        let failure = c.failures.first().map(|f| {
+            let (text, cut) = cut_chars(&f.text, CARD_FAILURE_CHARS);
+            CardFailure {
+                kind: f.kind.as_str(),
+                text,
+                cut: cut || f.cut,
+                at: f.at.clone(),
+            }
+        });
+        let skip = c.progress.len().saturating_sub(CARD_PROGRESS_ITEMS);
+        CardWorkingContext {
+            version: session.version,
+            updated: session.updated.clone(),
+            last_user_query: c
+                .last_user_query
+                .as_deref()
+                .map(|q| cut_chars(q, PROMPT_CHARS).0),
+            goals: c.goals.clone(),
+            failure,
+            failures: c.failures.len(),
+            recent_files: c.recent_files.clone(),
+            progress: c.progress[skip..].to_vec(),
+            progress_done: c.progress.iter().filter(|p| p.done).count(),
+            progress_total: c.progress.len(),
+        }
+    }
 }
 
 /// The research a card shows.
@@ -136,7 +211,7 @@ async fn card(
     AppQuery(params): AppQuery<CardParams>,
 ) -> Result<Response, ApiError> {
     let session = params.session()?;
-    let mut response = Json(build_card(&state, session)).into_response();
+    let mut response = Json(build_full_card(&state, session).await).into_response();
     if state.config.token.is_some() {
         if let Some(cookie) = notes_cookie() {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
@@ -151,20 +226,52 @@ async fn card_events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let session = params.session()?;
     let mut closing = state.closing.subscribe();
-    // The watch stream yields the current value first: the card at once.
-    let changes = WatchStream::new(state.app.research_log().subscribe());
-    let events = changes
-        .map(move |_| {
-            let card = build_card(&state, session.clone());
-            // A struct of strings and numbers always serializes.
-            let json = serde_json::to_string(&card).unwrap_or_default();
-            Ok(Event::default().event("card").data(json))
+    // The watch streams yield the current value first: the card at once.
+    // A research or a change to any session redraws it.
+    let researched = WatchStream::new(state.app.research_log().subscribe());
+    let sessions_changed = WatchStream::new(state.sessions.subscribe());
+    let events = futures_util::stream::select(researched, sessions_changed)
+        .then(move |_| {
+            let (state, session) = (state.clone(), session.clone());
+            async move {
+                let card = build_full_card(&state, session).await;
+                // A struct of strings and numbers always serializes.
+                let json = serde_json::to_string(&card).unwrap_or_default();
+                Ok(Event::default().event("card").data(json))
+            }
         })
         // An endless response would hold up a graceful shutdown.
         .take_until(async move {
             let _ = closing.wait_for(|&c| c).await;
         });
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+/// The card with the session's working context, and the sessions known to
+/// the store beside those with a research. A store failure is logged and
+/// leaves the card without them.
+pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card {
+    let mut card = build_card(state, session.clone());
+    match state.sessions.list().await {
+        Ok(stored) => {
+            for s in stored {
+                if !card.sessions.contains(&s.id) {
+                    card.sessions.push(s.id);
+                }
+            }
+        }
+        Err(error) => tracing::error!(%error, "cannot list the sessions for the card"),
+    }
+    if let Some(id) = session {
+        match state.sessions.get(id).await {
+            Ok(Some(stored)) if !stored.context.is_empty() => {
+                card.working_context = Some(CardWorkingContext::from_session(&stored));
+            }
+            Ok(_) => {}
+            Err(error) => tracing::error!(%error, "cannot read the session for the card"),
+        }
+    }
+    card
 }
 
 /// The card for `session` (or the latest research of any) as it is now.
@@ -183,6 +290,7 @@ pub fn build_card(state: &AppState, session: Option<String>) -> Card {
         max_facts: settings.facts,
         answer_chars: settings.answer_chars,
         research,
+        working_context: None,
     }
 }
 

@@ -86,6 +86,27 @@ impl From<crate::app::Error> for ApiError {
     }
 }
 
+impl From<crate::context::Error> for ApiError {
+    fn from(error: crate::context::Error) -> Self {
+        use crate::context::Error;
+        match error {
+            Error::InvalidSession => ApiError::bad_request("invalid-session", error.to_string()),
+            Error::UnknownSession(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown-session", error.to_string())
+            }
+            Error::InvalidEvent(invalid) => {
+                let status = if invalid.is_too_large() {
+                    StatusCode::PAYLOAD_TOO_LARGE
+                } else {
+                    StatusCode::BAD_REQUEST
+                };
+                ApiError::new(status, invalid.code(), invalid.to_string())
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
 /// `Json` whose rejections (bad JSON, wrong type, too large) use the API's
 /// error shape.
 pub struct AppJson<T>(pub T);

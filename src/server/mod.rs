@@ -8,14 +8,17 @@
 
 mod answers;
 pub mod card;
+mod context;
 pub mod error;
 pub mod guard;
 mod notes;
 mod openapi;
+mod openapi_context;
 pub(crate) mod render;
 mod research;
 mod search;
 pub mod serve;
+mod sessions;
 mod status;
 mod web;
 
@@ -33,6 +36,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::app::Noggin;
 use crate::config::ServerConfig;
+use crate::context::sessions::SessionStore;
 use error::ApiError;
 
 /// Shared state of every handler: cheap handles.
@@ -44,6 +48,8 @@ pub struct AppState {
     /// Turns true when the server starts shutting down, so that endless
     /// responses (the card's event stream) end and let it stop.
     pub closing: Arc<watch::Sender<bool>>,
+    /// Sessions' working context, durable in the data folder.
+    pub sessions: SessionStore,
 }
 
 impl AppState {
@@ -51,10 +57,15 @@ impl AppState {
     /// first reconcile in the background (searches work meanwhile).
     pub fn open(config: ServerConfig) -> anyhow::Result<AppState> {
         let app = Noggin::open_live(&config.core(), config.watch, config.poll_interval)?;
+        let sessions = app
+            .sessions()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("a live noggin has a session store"))?;
         Ok(AppState {
             app,
             config: Arc::new(config),
             closing: Arc::new(watch::Sender::new(false)),
+            sessions,
         })
     }
 }
@@ -68,6 +79,8 @@ pub fn app(state: AppState) -> Router {
         .merge(answers::router())
         .merge(card::router())
         .merge(notes::api_router())
+        .merge(sessions::router())
+        .merge(context::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     // MCP over streamable HTTP: behind the same token and, like every route,
     // the door's Host and Origin checks (DNS rebinding).

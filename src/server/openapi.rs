@@ -60,6 +60,14 @@ fn answers_operation() -> Value {
 
 /// The OpenAPI 3.1 document of the routes noggin serves.
 pub fn document() -> Value {
+    let mut document = base_document();
+    if let Some(paths) = document["paths"].as_object_mut() {
+        paths.extend(super::openapi_context::paths());
+    }
+    document
+}
+
+fn base_document() -> Value {
     json!({
         "openapi": "3.1.0",
         "info": {

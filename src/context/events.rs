@@ -1,0 +1,513 @@
+//! The events a session is fed, read from JSON and checked before anything
+//! is stored.
+//!
+//! Events are parsed by hand from `serde_json::Value` rather than by a
+//! derived enum so that every refusal has its own code and names the event
+//! and field at fault ("event 3: `failure` needs `kind`"), which a caller can
+//! act on. A request is checked as a whole: one bad event refuses them all.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    MAX_EVENTS_PER_REQUEST, MAX_EVENT_BYTES, MAX_ITEM_CHARS, MAX_PATH_CHARS, MAX_USER_MESSAGE_CHARS,
+};
+
+/// The event types a session takes.
+pub const EVENT_TYPES: [&str; 7] = [
+    "user_message",
+    "tool_call",
+    "goal",
+    "progress",
+    "failure",
+    "resolved",
+    "decision",
+];
+
+/// Argument fields that name a file, in the order they are tried.
+pub const PATH_FIELDS: [&str; 6] = [
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "fileName",
+];
+
+/// How deep into nested arguments a file path is looked for.
+const PATH_SEARCH_DEPTH: usize = 4;
+
+/// The kind of a failure; the latest of each kind supersedes older ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureKind {
+    Build,
+    Test,
+    Other,
+}
+
+impl FailureKind {
+    fn parse(s: &str) -> Option<FailureKind> {
+        match s {
+            "build" => Some(FailureKind::Build),
+            "test" => Some(FailureKind::Test),
+            "other" => Some(FailureKind::Other),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Build => "build",
+            FailureKind::Test => "test",
+            FailureKind::Other => "other",
+        }
+    }
+}
+
+/// A file path found in a tool call's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FoundPath {
+    /// A usable path.
+    Path(String),
+    /// A path that is not kept, with the reason.
+    Dropped { path: String, reason: &'static str },
+}
+
+/// One checked event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    UserMessage {
+        text: String,
+    },
+    ToolCall {
+        tool: String,
+        /// The file the call was about, if its arguments name one.
+        path: Option<FoundPath>,
+        /// Whether the call writes or edits that file.
+        writes: bool,
+        is_error: bool,
+    },
+    Goal {
+        text: String,
+        done: bool,
+    },
+    Progress {
+        text: String,
+        done: bool,
+    },
+    Failure {
+        kind: FailureKind,
+        text: String,
+    },
+    Resolved {
+        kind: FailureKind,
+    },
+    Decision {
+        text: String,
+    },
+}
+
+/// Why a request's events were refused.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InvalidEvent {
+    #[error("the body must be one event object or a list of them")]
+    NotAnEvent,
+    #[error("the list of events is empty")]
+    NoEvents,
+    #[error("at most {MAX_EVENTS_PER_REQUEST} events per request (got {0})")]
+    TooManyEvents(usize),
+    #[error("event {index} is {bytes} bytes; at most {MAX_EVENT_BYTES} are taken")]
+    TooLarge { index: usize, bytes: usize },
+    #[error("event {0} has no `type`")]
+    MissingType(usize),
+    #[error("event {index} has the unknown type {kind:?}; known are {known}", known = EVENT_TYPES.join(", "))]
+    UnknownType { index: usize, kind: String },
+    #[error("event {index}: `{kind}` needs `{field}`")]
+    MissingField {
+        index: usize,
+        kind: &'static str,
+        field: &'static str,
+    },
+    #[error("event {index}: `{field}` must be {expected}")]
+    WrongType {
+        index: usize,
+        field: &'static str,
+        expected: &'static str,
+    },
+    #[error("event {index}: `{field}` must not be empty")]
+    Empty { index: usize, field: &'static str },
+    #[error("event {index}: `{field}` is longer than {max} characters")]
+    TooLong {
+        index: usize,
+        field: &'static str,
+        max: usize,
+    },
+    #[error("event {index}: `kind` must be build, test or other (got {kind:?})")]
+    UnknownKind { index: usize, kind: String },
+}
+
+impl InvalidEvent {
+    /// A stable machine-readable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            InvalidEvent::NotAnEvent => "invalid-event",
+            InvalidEvent::NoEvents => "no-events",
+            InvalidEvent::TooManyEvents(_) => "too-many-events",
+            InvalidEvent::TooLarge { .. } => "event-too-large",
+            InvalidEvent::MissingType(_) => "missing-type",
+            InvalidEvent::UnknownType { .. } => "unknown-event-type",
+            InvalidEvent::MissingField { .. } => "missing-field",
+            InvalidEvent::WrongType { .. } => "wrong-type",
+            InvalidEvent::Empty { .. } => "empty-field",
+            InvalidEvent::TooLong { .. } => "field-too-long",
+            InvalidEvent::UnknownKind { .. } => "unknown-failure-kind",
+        }
+    }
+
+    /// True when the refusal is about size (answered with 413).
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, InvalidEvent::TooLarge { .. })
+    }
+}
+
+/// Reads one event or a list of them; events are numbered from 1.
+pub fn parse_events(body: &Value) -> Result<Vec<Event>, InvalidEvent> {
+    let list: Vec<&Value> = match body {
+        Value::Array(items) => items.iter().collect(),
+        Value::Object(_) => vec![body],
+        _ => return Err(InvalidEvent::NotAnEvent),
+    };
+    if list.is_empty() {
+        return Err(InvalidEvent::NoEvents);
+    }
+    if list.len() > MAX_EVENTS_PER_REQUEST {
+        return Err(InvalidEvent::TooManyEvents(list.len()));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, value)| parse_event(i + 1, value))
+        .collect()
+}
+
+/// Reads one event, `index` naming it in errors.
+pub fn parse_event(index: usize, value: &Value) -> Result<Event, InvalidEvent> {
+    let bytes = serde_json::to_string(value).map_or(0, |s| s.len());
+    if bytes > MAX_EVENT_BYTES {
+        return Err(InvalidEvent::TooLarge { index, bytes });
+    }
+    let Some(object) = value.as_object() else {
+        return Err(InvalidEvent::NotAnEvent);
+    };
+    let kind = match object.get("type") {
+        None | Some(Value::Null) => return Err(InvalidEvent::MissingType(index)),
+        Some(Value::String(kind)) => kind.as_str(),
+        Some(_) => {
+            return Err(InvalidEvent::WrongType {
+                index,
+                field: "type",
+                expected: "a string",
+            })
+        }
+    };
+    let fields = Fields { index, object };
+    Ok(match kind {
+        "user_message" => Event::UserMessage {
+            text: fields.text("user_message", "text", MAX_USER_MESSAGE_CHARS)?,
+        },
+        "tool_call" => {
+            let tool = fields.text("tool_call", "tool", MAX_ITEM_CHARS)?;
+            let arguments = object.get("arguments").unwrap_or(&Value::Null);
+            let is_error = fields.flag("is_error")?;
+            Event::ToolCall {
+                writes: tool_writes(&tool, arguments),
+                path: find_path(arguments),
+                tool,
+                is_error,
+            }
+        }
+        "goal" => Event::Goal {
+            text: fields.text("goal", "text", MAX_ITEM_CHARS)?,
+            done: fields.flag("done")?,
+        },
+        "progress" => Event::Progress {
+            text: fields.text("progress", "text", MAX_ITEM_CHARS)?,
+            done: fields.flag("done")?,
+        },
+        "failure" => Event::Failure {
+            kind: fields.kind("failure")?,
+            // Kept in full up to a limit when stored; any length is taken
+            // here, within the event size limit.
+            text: fields.text("failure", "text", usize::MAX)?,
+        },
+        "resolved" => Event::Resolved {
+            kind: fields.kind("resolved")?,
+        },
+        "decision" => Event::Decision {
+            text: fields.text("decision", "text", MAX_ITEM_CHARS)?,
+        },
+        other => {
+            return Err(InvalidEvent::UnknownType {
+                index,
+                kind: other.chars().take(100).collect(),
+            })
+        }
+    })
+}
+
+struct Fields<'a> {
+    index: usize,
+    object: &'a serde_json::Map<String, Value>,
+}
+
+impl Fields<'_> {
+    fn text(
+        &self,
+        kind: &'static str,
+        field: &'static str,
+        max: usize,
+    ) -> Result<String, InvalidEvent> {
+        let index = self.index;
+        match self.object.get(field) {
+            None | Some(Value::Null) => Err(InvalidEvent::MissingField { index, kind, field }),
+            Some(Value::String(s)) if s.trim().is_empty() => {
+                Err(InvalidEvent::Empty { index, field })
+            }
+            Some(Value::String(s)) if max != usize::MAX && s.chars().count() > max => {
+                Err(InvalidEvent::TooLong { index, field, max })
+            }
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(InvalidEvent::WrongType {
+                index,
+                field,
+                expected: "a string",
+            }),
+        }
+    }
+
+    /// An optional boolean, false when absent.
+    fn flag(&self, field: &'static str) -> Result<bool, InvalidEvent> {
+        match self.object.get(field) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(InvalidEvent::WrongType {
+                index: self.index,
+                field,
+                expected: "true or false",
+            }),
+        }
+    }
+
+    fn kind(&self, kind: &'static str) -> Result<FailureKind, InvalidEvent> {
+        let text = self.text(kind, "kind", 100)?;
+        FailureKind::parse(&text).ok_or(InvalidEvent::UnknownKind {
+            index: self.index,
+            kind: text,
+        })
+    }
+}
+
+/// The file a tool call's arguments name: the first of [`PATH_FIELDS`] at the
+/// shallowest level, looking into nested objects and into strings that hold
+/// JSON (OpenAI sends `arguments` as a JSON string).
+pub fn find_path(arguments: &Value) -> Option<FoundPath> {
+    let mut level: Vec<Value> = vec![arguments.clone()];
+    for _ in 0..PATH_SEARCH_DEPTH {
+        let mut next = Vec::new();
+        for value in level {
+            let value = match value {
+                Value::String(s) => match serde_json::from_str::<Value>(&s) {
+                    Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+                    _ => continue,
+                },
+                other => other,
+            };
+            match value {
+                Value::Object(map) => {
+                    for field in PATH_FIELDS {
+                        if let Some(Value::String(path)) = map.get(field) {
+                            if !path.trim().is_empty() {
+                                return Some(check_path(path));
+                            }
+                        }
+                    }
+                    next.extend(map.into_iter().map(|(_, v)| v));
+                }
+                Value::Array(items) => next.extend(items),
+                _ => {}
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        level = next;
+    }
+    None
+}
+
+fn check_path(path: &str) -> FoundPath {
+    if path.chars().any(char::is_control) {
+        return FoundPath::Dropped {
+            path: path.chars().take(MAX_PATH_CHARS).collect(),
+            reason: "control-character",
+        };
+    }
+    if path.chars().count() > MAX_PATH_CHARS {
+        return FoundPath::Dropped {
+            path: path.chars().take(200).collect(),
+            reason: "too-long",
+        };
+    }
+    FoundPath::Path(path.trim().to_string())
+}
+
+/// Words in a tool's name (or its `command` argument) that mean it changes
+/// the file it names.
+const WRITING_WORDS: [&str; 10] = [
+    "write", "edit", "create", "patch", "replace", "insert", "delete", "remove", "rename", "move",
+];
+
+/// Whether a tool call writes or edits its file. No allow-list of tool names:
+/// any tool whose name (or `command`/`mode` argument, as editors with one tool
+/// for viewing and editing have) says so.
+pub fn tool_writes(tool: &str, arguments: &Value) -> bool {
+    let says_write = |s: &str| {
+        let s = s.to_lowercase();
+        WRITING_WORDS.iter().any(|w| s.contains(w))
+    };
+    if says_write(tool) {
+        return true;
+    }
+    let arguments = match arguments {
+        Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
+        other => other.clone(),
+    };
+    ["command", "mode", "action", "operation"]
+        .iter()
+        .filter_map(|f| arguments.get(f).and_then(Value::as_str))
+        .any(says_write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn path_of(arguments: Value) -> Option<FoundPath> {
+        find_path(&arguments)
+    }
+
+    #[test]
+    fn every_path_field_is_probed() {
+        for field in PATH_FIELDS {
+            assert_eq!(
+                path_of(json!({ field: "src/a.rs" })),
+                Some(FoundPath::Path("src/a.rs".into())),
+                "{field}"
+            );
+        }
+        assert_eq!(path_of(json!({"pattern": "x"})), None);
+        assert_eq!(path_of(json!("not json")), None);
+        assert_eq!(path_of(json!({"path": ""})), None);
+    }
+
+    #[test]
+    fn paths_are_found_in_json_strings_and_nested_objects() {
+        let nested = json!(r#"{"input": {"fileName": "web/card.js"}}"#);
+        assert_eq!(path_of(nested), Some(FoundPath::Path("web/card.js".into())));
+        let in_string = json!({"args": "{\"file_path\": \"/tmp/x.md\"}"});
+        assert_eq!(
+            path_of(in_string),
+            Some(FoundPath::Path("/tmp/x.md".into()))
+        );
+        // The shallowest match wins over a deeper one.
+        let both = json!({"inner": {"path": "deep"}, "file": "top"});
+        assert_eq!(path_of(both), Some(FoundPath::Path("top".into())));
+    }
+
+    #[test]
+    fn control_characters_drop_the_path() {
+        let found = path_of(json!({"path": "a\u{1b}[31mb"}));
+        assert!(matches!(
+            found,
+            Some(FoundPath::Dropped {
+                reason: "control-character",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn writing_tools_are_recognized_without_a_list() {
+        assert!(tool_writes("Edit", &json!({})));
+        assert!(tool_writes("write_file", &json!({})));
+        assert!(tool_writes(
+            "str_replace_based_edit_tool",
+            &json!({"command": "view"})
+        ));
+        assert!(tool_writes("fs", &json!(r#"{"command": "create"}"#)));
+        assert!(!tool_writes("Read", &json!({"path": "a"})));
+        assert!(!tool_writes("grep", &json!({"pattern": "edit"})));
+    }
+
+    #[test]
+    fn bad_events_are_named() {
+        let cases: Vec<(Value, &str)> = vec![
+            (json!({"type": "nope"}), "unknown-event-type"),
+            (json!({"text": "x"}), "missing-type"),
+            (json!({"type": "goal"}), "missing-field"),
+            (json!({"type": "goal", "text": 3}), "wrong-type"),
+            (json!({"type": "goal", "text": " "}), "empty-field"),
+            (
+                json!({"type": "goal", "text": "x", "done": "yes"}),
+                "wrong-type",
+            ),
+            (
+                json!({"type": "failure", "kind": "lint", "text": "x"}),
+                "unknown-failure-kind",
+            ),
+            (json!({"type": "resolved"}), "missing-field"),
+            (json!([]), "no-events"),
+            (json!(3), "invalid-event"),
+            (
+                json!({"type": "decision", "text": "x".repeat(MAX_ITEM_CHARS + 1)}),
+                "field-too-long",
+            ),
+            (
+                json!({"type": "failure", "kind": "build", "text": "x".repeat(MAX_EVENT_BYTES)}),
+                "event-too-large",
+            ),
+        ];
+        for (body, code) in cases {
+            let error =
+                parse_events(&body).expect_err(&body.to_string()[..40.min(body.to_string().len())]);
+            assert_eq!(error.code(), code, "{error}");
+        }
+    }
+
+    #[test]
+    fn one_event_or_a_list() {
+        let one = parse_events(&json!({"type": "resolved", "kind": "test"})).unwrap();
+        assert_eq!(
+            one,
+            vec![Event::Resolved {
+                kind: FailureKind::Test
+            }]
+        );
+        let list = parse_events(&json!([
+            {"type": "goal", "text": "ship", "done": true},
+            {"type": "tool_call", "tool": "Read", "arguments": {"path": "a.rs"}, "is_error": true}
+        ]))
+        .unwrap();
+        assert_eq!(list.len(), 2);
+        assert_eq!(
+            list[1],
+            Event::ToolCall {
+                tool: "Read".into(),
+                path: Some(FoundPath::Path("a.rs".into())),
+                writes: false,
+                is_error: true
+            }
+        );
+    }
+}

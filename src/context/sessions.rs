@@ -1,0 +1,705 @@
+//! The durable session store: SQLite (WAL) in the data folder, next to the
+//! index, at `<data-dir>/sessions.sqlite`.
+//!
+//! Each session is one row holding its folded [`WorkingContext`] as JSON and
+//! a version that grows with every change; the events themselves go to a log
+//! table (the last [`MAX_LOGGED_EVENTS`] per session) in the same
+//! transaction. One writer thread owns the writing connection: callers send
+//! it jobs, it commits all that are waiting in one transaction (group
+//! commit, each job in its own savepoint) with `synchronous = FULL`, and only
+//! then answers each. So an acknowledged event is on disk, concurrent
+//! writers to one session are serialized without losing anything, and they
+//! share an fsync rather than queue for one each.
+//!
+//! Reads use a second connection behind a std mutex, taken only for
+//! synchronous SQLite calls on the blocking pool, never across an `.await`;
+//! WAL lets them run beside the writer. Readers in other processes (the
+//! `noggin context` command) open their own read-only connection.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use std::sync::mpsc;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use super::events::Event;
+use super::state::{Confirmed, Note, WorkingContext};
+use super::{validate_session_id, Error, MAX_LOGGED_EVENTS};
+
+/// File name of the store inside the data folder.
+pub const STORE_FILE: &str = "sessions.sqlite";
+/// How long a statement waits for another connection's lock.
+const BUSY_TIMEOUT_MS: u64 = 10_000;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at_ms INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (session, seq)
+);
+";
+
+/// One stored session.
+#[derive(Debug, Clone, Serialize)]
+pub struct Session {
+    pub id: String,
+    /// Milliseconds since the epoch when it was created; with `version` it
+    /// makes the ETag, so a deleted and re-created session never matches an
+    /// old one.
+    pub created_ms: i64,
+    /// RFC 3339.
+    pub updated: String,
+    /// Grows with every change.
+    pub version: i64,
+    /// Events received over its life (a research or answers recorded in
+    /// it count as one each).
+    pub events: i64,
+    pub context: WorkingContext,
+}
+
+/// A session as `GET /v1/sessions` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub updated: String,
+    pub version: i64,
+    pub events: i64,
+}
+
+/// What storing a request's events did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Appended {
+    pub session: String,
+    /// Events stored by this request.
+    pub accepted: usize,
+    pub version: i64,
+    pub events: i64,
+    /// Things the caller should know (a path dropped, a failure cut, …).
+    pub notes: Vec<Note>,
+}
+
+/// What a change did: the session's new version, its event count, and the
+/// notes for the caller.
+type ChangeOutcome = Result<(i64, i64, Vec<Note>), Error>;
+
+/// A change to one session, run by the writer thread.
+type Change = Box<dyn FnOnce(&mut WorkingContext, &str) -> Vec<Note> + Send>;
+
+/// Work for the writer thread, with where to send the outcome.
+enum Job {
+    Change {
+        id: String,
+        raw: Vec<String>,
+        change: Change,
+        reply: oneshot::Sender<ChangeOutcome>,
+    },
+    Delete {
+        id: String,
+        reply: oneshot::Sender<Result<bool, Error>>,
+    },
+}
+
+/// Most jobs the writer commits together.
+const MAX_JOBS_PER_COMMIT: usize = 256;
+
+/// A cloneable handle on the store.
+#[derive(Clone)]
+pub struct SessionStore {
+    path: Arc<PathBuf>,
+    // Reads: a std mutex held only for synchronous SQLite calls on the
+    // blocking pool, never across an `.await`. WAL lets it read while the
+    // writer writes.
+    reader: Arc<Mutex<Connection>>,
+    /// The writer thread's queue; `None` for a read-only store.
+    writer: Option<mpsc::Sender<Job>>,
+    /// Counts committed changes, so the card can follow them.
+    changed: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, Error> {
+    let store_err = |source| Error::Store {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(path, flags).map_err(store_err)?;
+    conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+        .map_err(store_err)?;
+    Ok(conn)
+}
+
+impl SessionStore {
+    /// Opens (or creates) the store in `data_dir` for reading and writing,
+    /// and starts its writer thread.
+    pub fn open(data_dir: &Path) -> Result<SessionStore, Error> {
+        std::fs::create_dir_all(data_dir).map_err(|source| Error::DataDir {
+            path: data_dir.to_path_buf(),
+            source,
+        })?;
+        let path = data_dir.join(STORE_FILE);
+        let store_err = |source| Error::Store {
+            path: path.clone(),
+            source,
+        };
+        let conn = connect(&path, OpenFlags::default())?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(store_err)?;
+        // FULL: a commit is on disk before the event is acknowledged, not
+        // only safe from a crash of this process.
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(store_err)?;
+        conn.execute_batch(SCHEMA).map_err(store_err)?;
+        let reader = connect(&path, OpenFlags::default())?;
+        let changed = Arc::new(tokio::sync::watch::Sender::new(0));
+        let (sender, jobs) = mpsc::channel();
+        let writer = Writer {
+            path: path.clone(),
+            conn,
+            changed: changed.clone(),
+        };
+        std::thread::Builder::new()
+            .name("noggin-sessions".into())
+            .spawn(move || writer.run(jobs))
+            .map_err(|source| Error::DataDir {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(SessionStore {
+            path: Arc::new(path),
+            reader: Arc::new(Mutex::new(reader)),
+            writer: Some(sender),
+            changed,
+        })
+    }
+
+    /// Opens an existing store read-only (for the CLI beside a running
+    /// server); `None` when there is no store yet.
+    pub fn open_read_only(data_dir: &Path) -> Result<Option<SessionStore>, Error> {
+        let path = data_dir.join(STORE_FILE);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let conn = connect(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        Ok(Some(SessionStore {
+            path: Arc::new(path),
+            reader: Arc::new(Mutex::new(conn)),
+            writer: None,
+            changed: Arc::new(tokio::sync::watch::Sender::new(0)),
+        }))
+    }
+
+    /// A receiver that changes after every committed change of this
+    /// process (not of other processes).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Where the store lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        |source| Error::Store {
+            path: self.path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // Reads leave nothing half-done for a panic to poison.
+        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs a blocking store call on the blocking pool.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(SessionStore) -> Result<T, Error> + Send + 'static,
+    ) -> Result<T, Error> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || work(store))
+            .await
+            .map_err(|e| Error::Task(e.to_string()))?
+    }
+
+    /// Hands a job to the writer thread.
+    fn submit(&self, job: Job) -> Result<(), Error> {
+        let writer = self
+            .writer
+            .as_ref()
+            .ok_or_else(|| Error::Task("the store was opened read-only".into()))?;
+        writer
+            .send(job)
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))
+    }
+
+    fn change_job(
+        &self,
+        id: &str,
+        raw: Vec<String>,
+        change: Change,
+    ) -> Result<oneshot::Receiver<ChangeOutcome>, Error> {
+        validate_session_id(id)?;
+        let (reply, outcome) = oneshot::channel();
+        self.submit(Job::Change {
+            id: id.to_string(),
+            raw,
+            change,
+            reply,
+        })?;
+        Ok(outcome)
+    }
+
+    /// Stores checked events in one transaction and waits until they are
+    /// committed; the session is created on its first event. `raw` is each
+    /// event's JSON, kept in the log. Not for async code (it blocks).
+    pub fn append_blocking(
+        &self,
+        id: &str,
+        events: &[Event],
+        raw: &[String],
+    ) -> Result<Appended, Error> {
+        let accepted = events.len();
+        let outcome = self.change_job(id, raw.to_vec(), apply_events(events.to_vec()))?;
+        let (version, total, notes) = outcome
+            .blocking_recv()
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))??;
+        Ok(Appended {
+            session: id.to_string(),
+            accepted,
+            version,
+            events: total,
+            notes,
+        })
+    }
+
+    /// Stores checked events; answers once they are committed.
+    pub async fn append(
+        &self,
+        id: String,
+        events: Vec<Event>,
+        raw: Vec<String>,
+    ) -> Result<Appended, Error> {
+        let accepted = events.len();
+        let outcome = self.change_job(&id, raw, apply_events(events))?;
+        let (version, total, notes) = outcome
+            .await
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))??;
+        Ok(Appended {
+            session: id,
+            accepted,
+            version,
+            events: total,
+            notes,
+        })
+    }
+
+    /// Records a research of the session (created if new).
+    pub async fn record_research(
+        &self,
+        id: String,
+        answered: Vec<String>,
+        unanswered: Vec<String>,
+    ) -> Result<(), Error> {
+        let raw =
+            serde_json::json!({"type": "research", "answered": answered, "unanswered": unanswered});
+        let outcome = self.change_job(
+            &id,
+            vec![raw.to_string()],
+            Box::new(move |context, _| {
+                context.record_research(&answered, &unanswered);
+                Vec::new()
+            }),
+        )?;
+        outcome
+            .await
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))??;
+        Ok(())
+    }
+
+    /// Records answers the user confirmed in the session (created if new).
+    pub async fn record_answers(&self, id: String, confirmed: Vec<Confirmed>) -> Result<(), Error> {
+        let raw = serde_json::json!({"type": "answers", "confirmed": confirmed.len()});
+        let outcome = self.change_job(
+            &id,
+            vec![raw.to_string()],
+            Box::new(move |context, _| {
+                context.record_answers(&confirmed);
+                Vec::new()
+            }),
+        )?;
+        outcome
+            .await
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))??;
+        Ok(())
+    }
+
+    fn decode(&self, state: &str) -> Result<WorkingContext, Error> {
+        decode(&self.path, state)
+    }
+
+    /// One session, or `None`.
+    pub fn get_blocking(&self, id: &str) -> Result<Option<Session>, Error> {
+        let err = self.err();
+        let conn = self.lock();
+        let row: Option<(i64, i64, i64, i64, String)> = conn
+            .query_row(
+                "SELECT created_ms, updated_ms, version, events, state FROM sessions WHERE id = ?1",
+                [id],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(&err)?;
+        drop(conn);
+        row.map(|(created_ms, updated_ms, version, events, state)| {
+            Ok(Session {
+                id: id.to_string(),
+                created_ms,
+                updated: rfc3339(updated_ms),
+                version,
+                events,
+                context: self.decode(&state)?,
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn get(&self, id: String) -> Result<Option<Session>, Error> {
+        self.blocking(move |store| store.get_blocking(&id)).await
+    }
+
+    /// All sessions, most recently updated first.
+    pub fn list_blocking(&self) -> Result<Vec<SessionSummary>, Error> {
+        let err = self.err();
+        let conn = self.lock();
+        let mut statement = conn
+            .prepare(
+                "SELECT id, updated_ms, version, events FROM sessions ORDER BY updated_ms DESC, id",
+            )
+            .map_err(&err)?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(SessionSummary {
+                    id: row.get(0)?,
+                    updated: rfc3339(row.get(1)?),
+                    version: row.get(2)?,
+                    events: row.get(3)?,
+                })
+            })
+            .map_err(&err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+    }
+
+    pub async fn list(&self) -> Result<Vec<SessionSummary>, Error> {
+        self.blocking(|store| store.list_blocking()).await
+    }
+
+    /// Removes a session and its log; false when there was none.
+    pub fn delete_blocking(&self, id: &str) -> Result<bool, Error> {
+        let (reply, outcome) = oneshot::channel();
+        self.submit(Job::Delete {
+            id: id.to_string(),
+            reply,
+        })?;
+        outcome
+            .blocking_recv()
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))?
+    }
+
+    pub async fn delete(&self, id: String) -> Result<bool, Error> {
+        let (reply, outcome) = oneshot::channel();
+        self.submit(Job::Delete { id, reply })?;
+        outcome
+            .await
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))?
+    }
+
+    /// The logged events of a session, oldest first (JSON as received).
+    pub fn logged_events_blocking(&self, id: &str) -> Result<Vec<String>, Error> {
+        let err = self.err();
+        let conn = self.lock();
+        let mut statement = conn
+            .prepare("SELECT event FROM events WHERE session = ?1 ORDER BY seq")
+            .map_err(&err)?;
+        let rows = statement
+            .query_map([id], |row| row.get::<_, String>(0))
+            .map_err(&err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+    }
+}
+
+fn decode(path: &Path, state: &str) -> Result<WorkingContext, Error> {
+    serde_json::from_str(state).map_err(|source| Error::CorruptState {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn apply_events(events: Vec<Event>) -> Change {
+    Box::new(move |context, at| {
+        let mut notes = Vec::new();
+        for (i, event) in events.iter().enumerate() {
+            notes.extend(context.apply(i + 1, event, at));
+        }
+        notes
+    })
+}
+
+/// The one writer: it takes every job waiting in its queue and commits them
+/// in one transaction (group commit), so concurrent writers share an fsync
+/// instead of queueing for one each. Each job runs in its own savepoint: a
+/// failing job is undone alone and the others still commit.
+struct Writer {
+    path: PathBuf,
+    conn: Connection,
+    changed: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+/// A job's outcome, held until the commit it belongs to succeeds.
+enum Done {
+    Change(oneshot::Sender<ChangeOutcome>, ChangeOutcome),
+    Delete(oneshot::Sender<Result<bool, Error>>, Result<bool, Error>),
+}
+
+impl Writer {
+    fn run(mut self, jobs: mpsc::Receiver<Job>) {
+        // Ends when every handle on the store is gone.
+        while let Ok(first) = jobs.recv() {
+            let mut batch = vec![first];
+            while batch.len() < MAX_JOBS_PER_COMMIT {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            self.commit(batch);
+        }
+    }
+
+    fn store_err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
+        |source| Error::Store {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    fn commit(&mut self, batch: Vec<Job>) {
+        let mut done = Vec::with_capacity(batch.len());
+        let outcome = (|| -> Result<(), Error> {
+            let err = self.store_err();
+            let tx =
+                rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                    .map_err(&err)?;
+            for job in batch {
+                match job {
+                    Job::Change {
+                        id,
+                        raw,
+                        change,
+                        reply,
+                    } => {
+                        let result = savepoint(&tx, &err, |tx| {
+                            change_session(&self.path, tx, &id, &raw, change)
+                        });
+                        done.push(Done::Change(reply, result));
+                    }
+                    Job::Delete { id, reply } => {
+                        let result = savepoint(&tx, &err, |tx| {
+                            let removed = tx
+                                .execute("DELETE FROM sessions WHERE id = ?1", [&id])
+                                .map_err(&err)?;
+                            tx.execute("DELETE FROM events WHERE session = ?1", [&id])
+                                .map_err(&err)?;
+                            Ok(removed > 0)
+                        });
+                        done.push(Done::Delete(reply, result));
+                    }
+                }
+            }
+            tx.commit().map_err(&err)
+        })();
+        match outcome {
+            Ok(()) => {
+                self.changed.send_modify(|n| *n += 1);
+                for d in done {
+                    // A caller that went away no longer waits for its answer.
+                    match d {
+                        Done::Change(reply, result) => drop(reply.send(result)),
+                        Done::Delete(reply, result) => drop(reply.send(result)),
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot commit to the session store");
+                let message = format!("the commit failed: {error}");
+                for d in done {
+                    match d {
+                        Done::Change(reply, _) => {
+                            drop(reply.send(Err(Error::Task(message.clone()))))
+                        }
+                        Done::Delete(reply, _) => {
+                            drop(reply.send(Err(Error::Task(message.clone()))))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs `work` in a savepoint: kept if it succeeds, undone if it fails.
+fn savepoint<T>(
+    tx: &rusqlite::Transaction<'_>,
+    err: &impl Fn(rusqlite::Error) -> Error,
+    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    tx.execute_batch("SAVEPOINT job").map_err(err)?;
+    match work(tx) {
+        Ok(value) => {
+            tx.execute_batch("RELEASE job").map_err(err)?;
+            Ok(value)
+        }
+        Err(error) => {
+            tx.execute_batch("ROLLBACK TO job; RELEASE job")
+                .map_err(err)?;
+            Err(error)
+        }
+    }
+}
+
+/// Reads, changes and writes one session inside the writer's transaction.
+fn change_session(
+    path: &Path,
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    raw: &[String],
+    change: Change,
+) -> ChangeOutcome {
+    let err = |source| Error::Store {
+        path: path.to_path_buf(),
+        source,
+    };
+    let now = now_ms();
+    let at = rfc3339(now);
+    let existing: Option<(i64, i64, String)> = tx
+        .query_row(
+            "SELECT version, events, state FROM sessions WHERE id = ?1",
+            [id],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .optional()
+        .map_err(err)?;
+    let (version, events, mut context) = match existing {
+        Some((version, events, state)) => (version, events, decode(path, &state)?),
+        None => (0, 0, WorkingContext::default()),
+    };
+    let notes = change(&mut context, &at);
+    let state = serde_json::to_string(&context).map_err(|source| Error::CorruptState {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let version = version + 1;
+    let total = events + raw.len() as i64;
+    tx.execute(
+        "INSERT INTO sessions (id, created_ms, updated_ms, version, events, state)
+         VALUES (?1, ?2, ?2, ?3, ?4, ?5)
+         ON CONFLICT(id) DO UPDATE SET updated_ms = ?2, version = ?3, events = ?4, state = ?5",
+        params![id, now, version, total, state],
+    )
+    .map_err(err)?;
+    {
+        let mut insert = tx
+            .prepare_cached(
+                "INSERT INTO events (session, seq, at_ms, event) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(err)?;
+        for (i, event) in raw.iter().enumerate() {
+            insert
+                .execute(params![id, events + 1 + i as i64, now, event])
+                .map_err(err)?;
+        }
+    }
+    // Trimming the log now and then keeps it bounded at little cost.
+    if total / 100 != events / 100 {
+        tx.execute(
+            "DELETE FROM events WHERE session = ?1 AND seq <= ?2",
+            params![id, total - MAX_LOGGED_EVENTS],
+        )
+        .map_err(err)?;
+    }
+    Ok((version, total, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::events::parse_events;
+    use serde_json::json;
+
+    #[test]
+    fn events_survive_reopening_and_deletion_removes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(dir.path()).unwrap();
+        let body = json!([
+            {"type": "user_message", "text": "fix the build"},
+            {"type": "goal", "text": "green CI"}
+        ]);
+        let events = parse_events(&body).unwrap();
+        let raw: Vec<String> = body
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let appended = store.append_blocking("s1", &events, &raw).unwrap();
+        assert_eq!((appended.version, appended.events), (1, 2));
+        drop(store);
+
+        let store = SessionStore::open(dir.path()).unwrap();
+        let session = store.get_blocking("s1").unwrap().unwrap();
+        assert_eq!(
+            session.context.last_user_query.as_deref(),
+            Some("fix the build")
+        );
+        assert_eq!(store.logged_events_blocking("s1").unwrap().len(), 2);
+        let reader = SessionStore::open_read_only(dir.path()).unwrap().unwrap();
+        assert_eq!(reader.list_blocking().unwrap().len(), 1);
+        assert!(store.delete_blocking("s1").unwrap());
+        assert!(!store.delete_blocking("s1").unwrap());
+        assert!(store.get_blocking("s1").unwrap().is_none());
+        assert!(store.logged_events_blocking("s1").unwrap().is_empty());
+    }
+}

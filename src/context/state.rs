@@ -1,0 +1,335 @@
+//! The working context of one session: the events folded into what matters
+//! now, small enough to store whole and render at once.
+//!
+//! Folding happens when an event arrives, not when the block is rendered, so
+//! rendering reads one row however long the session ran. Every list has a
+//! cap (see the constants in [`super`]); what falls off is the oldest and,
+//! where items can be done, the oldest finished one first.
+
+use serde::{Deserialize, Serialize};
+
+use super::events::{Event, FailureKind, FoundPath};
+use super::{
+    cut_chars, MAX_DECISIONS, MAX_FAILURE_CHARS, MAX_GOALS, MAX_PROGRESS, MAX_QUESTIONS,
+    RECENT_FILES,
+};
+
+/// A goal or a progress item.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub text: String,
+    pub done: bool,
+}
+
+/// The latest failure of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub kind: FailureKind,
+    /// Up to [`MAX_FAILURE_CHARS`], cut with "…" beyond.
+    pub text: String,
+    /// True when `text` was cut.
+    pub cut: bool,
+    /// When it was reported, RFC 3339.
+    pub at: String,
+    /// Earlier failures of this kind it replaced.
+    pub superseded: u32,
+}
+
+/// A file the session touched recently.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecentFile {
+    pub path: String,
+    /// True once a tool wrote or edited it (while it stayed in the ring).
+    pub changed: bool,
+    /// The tool that touched it last.
+    pub tool: String,
+}
+
+/// An answer the user confirmed in this session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Confirmed {
+    pub question: String,
+    pub answer: String,
+}
+
+/// Everything a session keeps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkingContext {
+    pub last_user_query: Option<String>,
+    pub goals: Vec<Item>,
+    /// At most one per kind, the latest first.
+    pub failures: Vec<Failure>,
+    /// Most recent first, at most [`RECENT_FILES`], no path twice.
+    pub recent_files: Vec<RecentFile>,
+    pub progress: Vec<Item>,
+    pub decisions: Vec<String>,
+    /// Questions research left for the user, oldest first.
+    #[serde(default)]
+    pub open_questions: Vec<String>,
+    /// What the user answered, oldest first.
+    #[serde(default)]
+    pub confirmed: Vec<Confirmed>,
+}
+
+/// What applying an event did that the caller should hear about.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    /// The event, numbered from 1 within its request.
+    pub event: usize,
+    /// `path-dropped`, `nothing-to-resolve`, `failure-cut`.
+    pub kind: &'static str,
+    pub detail: String,
+}
+
+impl WorkingContext {
+    /// True when there is nothing to render.
+    pub fn is_empty(&self) -> bool {
+        self.last_user_query.is_none()
+            && self.goals.is_empty()
+            && self.failures.is_empty()
+            && self.recent_files.is_empty()
+            && self.progress.is_empty()
+            && self.decisions.is_empty()
+            && self.open_questions.is_empty()
+            && self.confirmed.is_empty()
+    }
+
+    /// Folds one event in; `number` names it in the notes returned.
+    pub fn apply(&mut self, number: usize, event: &Event, at: &str) -> Vec<Note> {
+        let mut notes = Vec::new();
+        match event {
+            Event::UserMessage { text } => self.last_user_query = Some(text.clone()),
+            Event::ToolCall {
+                tool,
+                path,
+                writes,
+                is_error,
+            } => match path {
+                Some(FoundPath::Path(path)) => {
+                    // A failed write changed nothing.
+                    self.touch_file(path, tool, *writes && !*is_error)
+                }
+                Some(FoundPath::Dropped { path, reason }) => notes.push(Note {
+                    event: number,
+                    kind: "path-dropped",
+                    detail: format!("{reason}: {path:?}"),
+                }),
+                None => {}
+            },
+            Event::Goal { text, done } => upsert(&mut self.goals, text, *done, MAX_GOALS),
+            Event::Progress { text, done } => upsert(&mut self.progress, text, *done, MAX_PROGRESS),
+            Event::Failure { kind, text } => {
+                let (text, cut) = cut_chars(text, MAX_FAILURE_CHARS);
+                if cut {
+                    notes.push(Note {
+                        event: number,
+                        kind: "failure-cut",
+                        detail: format!("kept the first {MAX_FAILURE_CHARS} characters"),
+                    });
+                }
+                let superseded = match self.failures.iter().position(|f| f.kind == *kind) {
+                    Some(i) => self.failures.remove(i).superseded + 1,
+                    None => 0,
+                };
+                self.failures.insert(
+                    0,
+                    Failure {
+                        kind: *kind,
+                        text,
+                        cut,
+                        at: at.to_string(),
+                        superseded,
+                    },
+                );
+            }
+            Event::Resolved { kind } => {
+                let before = self.failures.len();
+                self.failures.retain(|f| f.kind != *kind);
+                if self.failures.len() == before {
+                    notes.push(Note {
+                        event: number,
+                        kind: "nothing-to-resolve",
+                        detail: format!("no {} failure was open", kind.as_str()),
+                    });
+                }
+            }
+            Event::Decision { text } => {
+                self.decisions.retain(|d| d != text);
+                self.decisions.push(text.clone());
+                if self.decisions.len() > MAX_DECISIONS {
+                    self.decisions.remove(0);
+                }
+            }
+        }
+        notes
+    }
+
+    fn touch_file(&mut self, path: &str, tool: &str, writes: bool) {
+        let changed = match self.recent_files.iter().position(|f| f.path == path) {
+            Some(i) => self.recent_files.remove(i).changed,
+            None => false,
+        };
+        self.recent_files.insert(
+            0,
+            RecentFile {
+                path: path.to_string(),
+                changed: changed || writes,
+                tool: tool.to_string(),
+            },
+        );
+        self.recent_files.truncate(RECENT_FILES);
+    }
+
+    /// Records a research of this session: what it left open is open, what
+    /// it answered is not.
+    pub fn record_research(&mut self, answered: &[String], unanswered: &[String]) {
+        self.open_questions.retain(|q| !answered.contains(q));
+        for question in unanswered {
+            if !self.open_questions.contains(question) {
+                self.open_questions.push(question.clone());
+            }
+        }
+        trim_front(&mut self.open_questions, MAX_QUESTIONS);
+    }
+
+    /// Records answers the user confirmed: they are no longer open.
+    pub fn record_answers(&mut self, confirmed: &[Confirmed]) {
+        for entry in confirmed {
+            self.open_questions.retain(|q| q != &entry.question);
+            self.confirmed.retain(|c| c.question != entry.question);
+            self.confirmed.push(entry.clone());
+        }
+        trim_front(&mut self.confirmed, MAX_QUESTIONS);
+    }
+}
+
+fn trim_front<T>(list: &mut Vec<T>, max: usize) {
+    if list.len() > max {
+        list.drain(..list.len() - max);
+    }
+}
+
+/// Adds an item or updates the one with the same text; over `max`, the
+/// oldest finished item goes first, else the oldest.
+fn upsert(items: &mut Vec<Item>, text: &str, done: bool, max: usize) {
+    match items.iter_mut().find(|i| i.text == text) {
+        Some(item) => item.done = done,
+        None => items.push(Item {
+            text: text.to_string(),
+            done,
+        }),
+    }
+    if items.len() > max {
+        let victim = items.iter().position(|i| i.done).unwrap_or(0);
+        items.remove(victim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(path: &str, tool: &str) -> Event {
+        Event::ToolCall {
+            tool: tool.into(),
+            path: Some(FoundPath::Path(path.into())),
+            writes: tool == "Edit",
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn recent_files_are_a_ring_without_repeats() {
+        let mut c = WorkingContext::default();
+        for i in 0..11 {
+            c.apply(1, &tool(&format!("f{i}"), "Read"), "t");
+        }
+        assert_eq!(c.recent_files.len(), RECENT_FILES);
+        assert_eq!(c.recent_files[0].path, "f10");
+        assert!(c.recent_files.iter().all(|f| f.path != "f0"));
+        c.apply(1, &tool("f5", "Edit"), "t");
+        c.apply(1, &tool("f3", "Read"), "t");
+        c.apply(1, &tool("f5", "Read"), "t");
+        let paths: Vec<&str> = c.recent_files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(&paths[..3], ["f5", "f3", "f10"]);
+        assert_eq!(paths.len(), RECENT_FILES);
+        assert!(c.recent_files[0].changed, "an edit stays marked");
+        assert!(!c.recent_files[1].changed);
+    }
+
+    #[test]
+    fn the_latest_failure_of_a_kind_wins_until_resolved() {
+        let mut c = WorkingContext::default();
+        let fail = |kind, text: &str| Event::Failure {
+            kind,
+            text: text.into(),
+        };
+        c.apply(1, &fail(FailureKind::Build, "E0308 first"), "t1");
+        c.apply(2, &fail(FailureKind::Test, "test a failed"), "t2");
+        c.apply(3, &fail(FailureKind::Build, "E0599 second"), "t3");
+        assert_eq!(c.failures.len(), 2);
+        assert_eq!(c.failures[0].text, "E0599 second");
+        assert_eq!(c.failures[0].superseded, 1);
+        let notes = c.apply(
+            4,
+            &Event::Resolved {
+                kind: FailureKind::Build,
+            },
+            "t4",
+        );
+        assert!(notes.is_empty());
+        assert_eq!(c.failures.len(), 1);
+        let notes = c.apply(
+            5,
+            &Event::Resolved {
+                kind: FailureKind::Build,
+            },
+            "t5",
+        );
+        assert_eq!(notes[0].kind, "nothing-to-resolve");
+    }
+
+    #[test]
+    fn long_failures_are_cut_at_the_limit() {
+        let mut c = WorkingContext::default();
+        let text = "é".repeat(MAX_FAILURE_CHARS + 10);
+        let notes = c.apply(
+            1,
+            &Event::Failure {
+                kind: FailureKind::Other,
+                text,
+            },
+            "t",
+        );
+        assert_eq!(notes[0].kind, "failure-cut");
+        assert_eq!(c.failures[0].text.chars().count(), MAX_FAILURE_CHARS);
+        assert!(c.failures[0].text.ends_with('…'));
+    }
+
+    #[test]
+    fn items_update_in_place_and_finished_ones_go_first() {
+        let mut items = Vec::new();
+        upsert(&mut items, "a", false, 2);
+        upsert(&mut items, "b", true, 2);
+        upsert(&mut items, "a", true, 2);
+        assert_eq!(items.len(), 2);
+        assert!(items[0].done);
+        upsert(&mut items, "c", false, 2);
+        let texts: Vec<&str> = items.iter().map(|i| i.text.as_str()).collect();
+        assert_eq!(texts, ["b", "c"]);
+    }
+
+    #[test]
+    fn research_and_answers_move_questions() {
+        let mut c = WorkingContext::default();
+        c.record_research(&[], &["q1".into(), "q2".into()]);
+        c.record_research(&["q1".into()], &["q3".into()]);
+        assert_eq!(c.open_questions, ["q2", "q3"]);
+        c.record_answers(&[Confirmed {
+            question: "q2".into(),
+            answer: "yes".into(),
+        }]);
+        assert_eq!(c.open_questions, ["q3"]);
+        assert_eq!(c.confirmed.len(), 1);
+    }
+}
