@@ -149,17 +149,30 @@ async fn twenty_commands_and_twenty_requests_on_one_note_keep_all_forty_answers(
     server.stop().await;
 }
 
-/// What an editor does on save: write the whole buffer to a temporary file
-/// and rename it over the note, after checking (as editors do) that the note
-/// did not change on disk since it was read.
+/// What a careful editor does on save: write the whole buffer to a
+/// temporary file, check that the note did not change on disk since it was
+/// read, and swap the file in. A plain rename after the check leaves a
+/// window between the two that no other writer can see or close (README,
+/// "Safety"); on a loaded machine the test's own thread can be descheduled
+/// right there. So this editor swaps atomically (`RENAME_EXCHANGE`) and puts
+/// back what it displaced when that is not what it read, as noggin does.
 fn editor_save(note: &Path, read: &[u8], new_text: &str) -> bool {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
     let temp = note.with_file_name(".note.md.swp");
     std::fs::write(&temp, new_text).expect("the editor writes its temp file");
     if std::fs::read(note).ok().as_deref() != Some(read) {
         let _ = std::fs::remove_file(&temp);
         return false;
     }
-    std::fs::rename(&temp, note).expect("the editor renames");
+    renameat_with(CWD, &temp, CWD, note, RenameFlags::EXCHANGE).expect("the editor swaps");
+    let displaced = std::fs::read(&temp).expect("the editor reads what it displaced");
+    if displaced != read {
+        // Someone wrote between the check and the swap: theirs goes back.
+        renameat_with(CWD, &temp, CWD, note, RenameFlags::EXCHANGE).expect("the editor swaps back");
+        let _ = std::fs::remove_file(&temp);
+        return false;
+    }
+    let _ = std::fs::remove_file(&temp);
     true
 }
 
