@@ -31,6 +31,7 @@ use super::context::cut_on_word;
 use super::model;
 use super::question::{informative_text, type_noun, AnswerKind, Asked, Offers};
 use super::sentences::sentence_spans;
+use super::DeciderKind;
 
 /// Passages retrieved per question before sentences are scored.
 const PASSAGES_PER_QUESTION: usize = 8;
@@ -55,6 +56,9 @@ const TITLE_LINE_WORDS: usize = 6;
 /// Share of its own content words a sentence must have in common with the
 /// answer to count as saying the same thing.
 const AGREEMENT: f32 = 0.5;
+/// For the prior decider: a disagreeing runner-up this far below the best
+/// does not lower its confidence.
+const RUNNER_UP_GAP: f32 = 0.3;
 /// Confidence lost per informative term the question has fewer than
 /// [`FULL_TERMS`]: short questions match by chance more often.
 const SHORT_QUESTION_PENALTY: f32 = 0.05;
@@ -206,6 +210,11 @@ fn title_lines(
             own_line && before_ok && ends_like_sentence(next) && word_count[i + 1] > word_count[i]
         })
         .collect()
+}
+
+/// True for the first row of a table that has rows below it.
+fn is_header_row(tokens: &SectionTokens, i: usize) -> bool {
+    tokens.table_row[i] && tokens.context_line.get(i + 1).copied().flatten() == Some(i)
 }
 
 /// Each line's context line: a table row's header row (the first row of its
@@ -436,6 +445,7 @@ pub fn find_evidence(
     index: &Index,
     question: &QuestionTerms,
     context: &[SectionHit],
+    decider: DeciderKind,
 ) -> Vec<NoteFinding> {
     let Candidates {
         sections,
@@ -482,7 +492,17 @@ pub fn find_evidence(
                 logits[i] - logits[0]
             };
             let mut sentence = candidate.sentence;
-            sentence.confidence = model.confidence(sentence.logit, lead);
+            sentence.confidence = match decider {
+                DeciderKind::Learned => model.confidence(sentence.logit, lead),
+                // Two places that fit equally well make either a guess: a
+                // disagreeing runner-up within RUNNER_UP_GAP lowers the best.
+                DeciderKind::Prior if i == 0 => {
+                    let prior = candidate.features[PRIOR];
+                    let margin = candidate.features[at::MARGIN_RIVAL];
+                    (prior - (RUNNER_UP_GAP - margin).max(0.0)).max(0.0)
+                }
+                DeciderKind::Prior => candidate.features[PRIOR],
+            };
             NoteFinding {
                 section: sections[candidate.section].clone(),
                 sentence,
@@ -539,7 +559,9 @@ pub fn score_candidates(
             .into_iter()
             .enumerate()
         {
-            if tokens[at].title_like[i] {
+            // Titles and table header rows are context for what follows
+            // them, not answers.
+            if tokens[at].title_like[i] || is_header_row(&tokens[at], i) {
                 continue;
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);

@@ -8,7 +8,7 @@
 //! best candidate's log-odds and its lead over the next note into
 //! `confidence`, the probability that the answer is right. Its threshold for
 //! an answered-precision of 0.9 on those questions is the default
-//! `--answer-threshold`.
+//! `--answer-threshold` of `--decider learned`.
 
 use std::sync::LazyLock;
 
@@ -96,8 +96,8 @@ mod tests {
         assert!((0.0..=1.0).contains(&model.threshold));
         assert_eq!(
             model.threshold,
-            crate::research::DEFAULT_THRESHOLD,
-            "DEFAULT_THRESHOLD must be the threshold the training script chose"
+            crate::research::LEARNED_THRESHOLD,
+            "LEARNED_THRESHOLD must be the threshold the training script chose"
         );
     }
 
