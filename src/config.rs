@@ -304,9 +304,15 @@ pub struct ResearchArgs {
     )]
     pub evidence_budget_chars: usize,
 
-    /// Confidence (0 to 1) the local decider needs to call a question answered.
-    #[arg(long, env = "NOGGIN_ANSWER_THRESHOLD", default_value_t = crate::research::DEFAULT_THRESHOLD, value_name = "CONFIDENCE")]
-    pub answer_threshold: f32,
+    /// Confidence (0 to 1) the local decider needs to call a question
+    /// answered [default: 0.5 for the prior decider, 0.68 for the learned one].
+    #[arg(long, env = "NOGGIN_ANSWER_THRESHOLD", value_name = "CONFIDENCE")]
+    pub answer_threshold: Option<f32>,
+
+    /// The local decider: `prior` (hand-made score) or `learned` (the
+    /// calibrated model of train/fit_decider.py).
+    #[arg(long, env = "NOGGIN_DECIDER", value_enum, default_value_t = crate::research::DeciderKind::Prior)]
+    pub decider: crate::research::DeciderKind,
 
     #[command(flatten)]
     pub folder: KnowledgeFolderArg,
@@ -348,7 +354,10 @@ pub struct ResearchArgs {
 impl ResearchArgs {
     /// Checks the research flags; relative paths are taken from the brain.
     pub fn research_settings(&self, brain: &std::path::Path) -> anyhow::Result<ResearchSettings> {
-        if !(0.0..=1.0).contains(&self.answer_threshold) {
+        let threshold = self
+            .answer_threshold
+            .unwrap_or(self.decider.default_threshold());
+        if !(0.0..=1.0).contains(&threshold) {
             anyhow::bail!("--answer-threshold must be between 0 and 1");
         }
         let folder = self.folder.validated()?;
@@ -373,7 +382,8 @@ impl ResearchArgs {
             project_context_chars: self.project_context_chars,
             notes_per_question: self.notes_per_question as usize,
             evidence_budget_chars: self.evidence_budget_chars,
-            threshold: self.answer_threshold,
+            threshold,
+            decider: self.decider,
             knowledge_folder: folder,
             llm,
         })

@@ -9,6 +9,7 @@ mod alignment_loop;
 mod answers;
 mod card;
 mod cli;
+mod decider;
 mod mcp;
 mod nothing_lost;
 mod research;

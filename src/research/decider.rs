@@ -1,14 +1,21 @@
 //! Phase 2 and the local decider: evidence for each question, and whether
 //! that evidence states the answer.
 //!
-//! Passages are retrieved by BM25; every sentence of them is scored by how
-//! much of the question's informative content it covers (each term weighted
-//! by its IDF, so "PostgreSQL" counts for more than "use"), with half credit
-//! for terms that only the title, heading or neighbouring sentences carry (a
-//! sentence often says "it" for the note's subject), and a penalty when the
-//! sentence lacks the kind of answer asked for (a "when" question needs a
-//! time). The best sentence's score is the confidence; the question counts as
-//! answered when it reaches the threshold.
+//! Passages are retrieved by BM25 and split into candidates: sentences,
+//! table rows (read with their header row) and list items. Each candidate
+//! gets a handful of cheap features ([`FEATURES`]): how much of the
+//! question's informative content it covers (each term weighted by its IDF,
+//! so "PostgreSQL" counts for more than "use", with half credit for terms
+//! that only the title, heading, callout title, table header or neighbouring
+//! sentences carry), whether it holds the kind of answer asked for (a "when"
+//! question needs a time), the passage's rank and BM25 score, and how far it
+//! stands above the best candidate of other notes. Each note's best
+//! candidate by a hand-made prior score (coverage with answer-kind
+//! penalties) is its finding; a small logistic model learned from labelled
+//! questions ([`super::model`], fitted by `train/fit_decider.py`) scores the
+//! finding's features, and a calibration fitted on held-apart questions
+//! turns that score and its lead over the next note into `confidence`: the
+//! probability that the answer is right.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
@@ -21,8 +28,10 @@ use crate::index::search::is_stopword;
 use crate::index::{Index, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
+use super::model;
 use super::question::{informative_text, type_noun, AnswerKind, Asked, Offers};
 use super::sentences::sentence_spans;
+use super::DeciderKind;
 
 /// Passages retrieved per question before sentences are scored.
 const PASSAGES_PER_QUESTION: usize = 8;
@@ -38,28 +47,22 @@ const VAGUE_TIME_FACTOR: f32 = 0.9;
 /// Multiplier when a "which X" question meets a sentence that names nothing
 /// specific (no name, number or code-like token): often, not always, wrong.
 const UNSPECIFIC_CHOICE_FACTOR: f32 = 0.75;
-/// How much a close runner-up elsewhere lowers the confidence: two places
-/// that fit equally well make either a guess.
-const RUNNER_UP_WEIGHT: f32 = 1.0;
-/// A runner-up this far below the best does not lower the confidence.
-const RUNNER_UP_GAP: f32 = 0.3;
+/// Candidates per question the model scores: the best by the prior score.
+/// Training sees the same cut (`examples/decider_features.rs`).
+pub const CANDIDATES_PER_QUESTION: usize = 30;
+/// A line this short without closing punctuation, between sentences, reads
+/// as a title (a callout's title, a bold lead-in), not as a statement.
+const TITLE_LINE_WORDS: usize = 6;
 /// Share of its own content words a sentence must have in common with the
 /// answer to count as saying the same thing.
 const AGREEMENT: f32 = 0.5;
+/// For the prior decider: a disagreeing runner-up this far below the best
+/// does not lower its confidence.
+const RUNNER_UP_GAP: f32 = 0.3;
 /// Confidence lost per informative term the question has fewer than
 /// [`FULL_TERMS`]: short questions match by chance more often.
 const SHORT_QUESTION_PENALTY: f32 = 0.05;
 const FULL_TERMS: usize = 5;
-
-/// A scored sentence anywhere in the evidence, to compare the best against.
-struct Rival {
-    /// Which of the retrieved sections.
-    section: usize,
-    /// Which sentence of the section.
-    sentence: usize,
-    span: (usize, usize),
-    confidence: f32,
-}
 
 /// An analyzed word, as a hash of its text: a term lookup then compares
 /// two numbers. (Two words sharing a hash is a 1 in 2^64 event per pair.)
@@ -83,6 +86,18 @@ pub struct SectionTokens {
     leans: Vec<bool>,
     /// Whether each sentence introduces a list ("There are three ways:").
     opens_list: Vec<bool>,
+    /// Whether each line is a table row.
+    table_row: Vec<bool>,
+    /// Whether each line reads as a title (a callout's title): context for
+    /// what follows, never an answer or part of one.
+    title_like: Vec<bool>,
+    /// The line that gives each line its context: a row's header row, or
+    /// the title line above a sentence.
+    context_line: Vec<Option<usize>>,
+    /// Each line's length in words.
+    word_count: Vec<usize>,
+    /// Whether each line ends like a statement (a list item may not).
+    ends_sentence: Vec<bool>,
 }
 
 /// Passages whose words are kept between requests; beyond it the cache
@@ -134,12 +149,21 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         (words, content, word_ids(around.iter().map(|t| &t.text)))
     });
     let sentences = || spans.iter().map(|&(s, e)| &text[s..e]);
+    let table_row: Vec<bool> = sentences().map(is_table_row).collect();
+    let word_count: Vec<usize> = sentences().map(|s| s.split_whitespace().count()).collect();
+    let title_like = title_lines(text, &spans, &table_row, &word_count);
+    let context_line = context_lines(&table_row, &title_like);
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
         leans: sentences().map(leans_on_previous).collect(),
         opens_list: sentences()
             .map(|s| s.trim_end().ends_with([':', '：']))
             .collect(),
+        ends_sentence: sentences().map(ends_like_sentence).collect(),
+        table_row,
+        title_like,
+        context_line,
+        word_count,
         spans,
         words,
         content,
@@ -147,6 +171,71 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     });
     TOKEN_CACHE.insert(key, tokens.clone());
     tokens
+}
+
+/// True for a table row as the parser writes it: cells ending in " | ".
+fn is_table_row(line: &str) -> bool {
+    line.trim_end().ends_with('|') && line.contains(" | ")
+}
+
+/// True when a line ends like a statement (or opens a list).
+fn ends_like_sentence(line: &str) -> bool {
+    line.trim_end().ends_with([
+        '.', '!', '?', ':', '。', '！', '？', '：', '｡', '"', ')', '”',
+    ])
+}
+
+/// Which lines read as titles: short, without closing punctuation, on a
+/// line of their own, after a statement (or first) and before a longer
+/// statement. A list's items are short and unpunctuated too, but they
+/// follow one another, so the line before a title must not be one.
+fn title_lines(
+    text: &str,
+    spans: &[(usize, usize)],
+    table_row: &[bool],
+    word_count: &[usize],
+) -> Vec<bool> {
+    (0..spans.len())
+        .map(|i| {
+            let line = &text[spans[i].0..spans[i].1];
+            if table_row[i] || word_count[i] > TITLE_LINE_WORDS || ends_like_sentence(line) {
+                return false;
+            }
+            let Some(&(next_start, next_end)) = spans.get(i + 1) else {
+                return false;
+            };
+            let own_line = text[spans[i].1..next_start].contains('\n');
+            let next = &text[next_start..next_end];
+            let before_ok = i == 0 || ends_like_sentence(&text[spans[i - 1].0..spans[i - 1].1]);
+            own_line && before_ok && ends_like_sentence(next) && word_count[i + 1] > word_count[i]
+        })
+        .collect()
+}
+
+/// True for the first row of a table that has rows below it.
+fn is_header_row(tokens: &SectionTokens, i: usize) -> bool {
+    tokens.table_row[i] && tokens.context_line.get(i + 1).copied().flatten() == Some(i)
+}
+
+/// Each line's context line: a table row's header row (the first row of its
+/// table), else the nearest title line above it.
+fn context_lines(table_row: &[bool], title_like: &[bool]) -> Vec<Option<usize>> {
+    let mut out = Vec::with_capacity(table_row.len());
+    let mut title = None;
+    let mut header = None;
+    for i in 0..table_row.len() {
+        if table_row[i] {
+            let first = *header.get_or_insert(i);
+            out.push((first != i).then_some(first));
+            continue;
+        }
+        header = None;
+        out.push(title);
+        if title_like[i] {
+            title = Some(i);
+        }
+    }
+    out
 }
 
 /// The sorted, de-duplicated ids of words.
@@ -224,7 +313,10 @@ impl<'a> Weights<'a> {
             return w;
         }
         let (df, n) = self.index.doc_freq(term);
-        let (df, n) = (df as f32, n.max(1) as f32);
+        // A word no passage has counts as much as the rarest word, not more:
+        // in a brain of a handful of notes a missing word would otherwise
+        // outweigh everything a sentence does say.
+        let (df, n) = (df.max(1) as f32, n.max(1) as f32);
         let w = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         self.cache.insert(term.to_string(), w);
         w
@@ -259,17 +351,66 @@ impl<'a> Weights<'a> {
     }
 }
 
+/// The features a candidate is scored on, in the order of the model's
+/// weights (`decider_model.json` names them; a test checks they match).
+pub const FEATURES: &[&str] = &[
+    "coverage",
+    "own_coverage",
+    "context_coverage",
+    "prior",
+    "kind_in_sentence",
+    "kind_nearby",
+    "vague_time",
+    "asks_time",
+    "asks_number",
+    "asks_person",
+    "asks_place",
+    "asks_choice",
+    "passage_rank",
+    "bm25_ratio",
+    "gap_to_best",
+    "margin_rival",
+    "margin_other_note",
+    "question_terms",
+    "cjk_question",
+    "log_words",
+    "table_row",
+    "unpunctuated",
+    "leans",
+    "first_in_section",
+    "semantic",
+    "has_semantic",
+];
+/// How many features a candidate has.
+pub const N_FEATURES: usize = FEATURES.len();
+/// A candidate's features, in the order of [`FEATURES`].
+pub type Features = [f32; N_FEATURES];
+
+/// Indexes into [`Features`] of the features computed across candidates.
+mod at {
+    pub const PASSAGE_RANK: usize = 12;
+    pub const BM25_RATIO: usize = 13;
+    pub const GAP_TO_BEST: usize = 14;
+    pub const MARGIN_RIVAL: usize = 15;
+    pub const MARGIN_OTHER_NOTE: usize = 16;
+}
+
 /// A scored sentence of a passage.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ScoredSentence {
     /// Byte range of the sentence in the passage text.
     pub span: (usize, usize),
     /// Byte range of the answer: the sentence, with the one before when it
     /// leans on it, or with the neighbour that holds the asked-for kind.
     pub answer_span: (usize, usize),
+    /// Byte range of a table row's header row, read with the row.
+    pub header_span: Option<(usize, usize)>,
+    /// The probability that the answer is right.
     pub confidence: f32,
     /// Weighted share of the question covered (before any penalty).
     pub coverage: f32,
+    /// The model's score (a log-odds) that ranks candidates.
+    pub logit: f32,
 }
 
 /// The best sentence of one note for one question.
@@ -279,16 +420,110 @@ pub struct NoteFinding {
     pub sentence: ScoredSentence,
 }
 
-/// Retrieves passages for a question (plus the project context) and returns
-/// the best sentence of each note, best note first, with confidences that
-/// account for close runners-up.
+/// A candidate answer with its features, before the model picks.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Which of the retrieved sections.
+    pub section: usize,
+    /// Which sentence of the section.
+    pub sentence_at: usize,
+    pub sentence: ScoredSentence,
+    pub features: Features,
+}
+
+/// The retrieved passages of one question and its scored candidates (the
+/// best [`CANDIDATES_PER_QUESTION`] by prior, each with the model's logit).
+pub struct Candidates {
+    pub sections: Vec<SectionHit>,
+    pub candidates: Vec<Candidate>,
+}
+
+/// Retrieves passages for a question (plus the project context), scores
+/// every candidate and returns the best candidate of each note, best first,
+/// with calibrated confidences.
 pub fn find_evidence(
     index: &Index,
     question: &QuestionTerms,
     context: &[SectionHit],
+    decider: DeciderKind,
 ) -> Vec<NoteFinding> {
+    let Candidates {
+        sections,
+        candidates,
+    } = score_candidates(index, question, context);
+    let model = model::decider();
+    // The best candidate of each note by the prior score (the first on a
+    // tie: candidates come best first). The learned model decides whether
+    // that pick is right; as a ranker it did no better than the prior on the
+    // development questions (train/README.md).
+    let mut best_by_note: HashMap<&str, Candidate> = HashMap::new();
+    for candidate in candidates {
+        let path = sections[candidate.section].path.as_str();
+        let better = best_by_note
+            .get(path)
+            .is_none_or(|b| candidate.features[PRIOR] > b.features[PRIOR]);
+        if better {
+            best_by_note.insert(path, candidate);
+        }
+    }
+    let mut findings: Vec<Candidate> = best_by_note.into_values().collect();
+    findings.sort_by(|x, y| {
+        y.features[PRIOR]
+            .total_cmp(&x.features[PRIOR])
+            .then(
+                sections[y.section]
+                    .score
+                    .total_cmp(&sections[x.section].score),
+            )
+            .then(sections[x.section].path.cmp(&sections[y.section].path))
+    });
+    // Each finding's lead over the next best note (the best one's) or its
+    // distance below the best (the others'), which the calibration reads.
+    let logits: Vec<f32> = findings.iter().map(|f| f.sentence.logit).collect();
+    findings
+        .into_iter()
+        .enumerate()
+        .map(|(i, candidate)| {
+            let lead = if i == 0 {
+                logits
+                    .get(1)
+                    .map_or(model::MAX_LEAD, |second| logits[0] - second)
+            } else {
+                logits[i] - logits[0]
+            };
+            let mut sentence = candidate.sentence;
+            sentence.confidence = match decider {
+                DeciderKind::Learned => model.confidence(sentence.logit, lead),
+                // Two places that fit equally well make either a guess: a
+                // disagreeing runner-up within RUNNER_UP_GAP lowers the best.
+                DeciderKind::Prior if i == 0 => {
+                    let prior = candidate.features[PRIOR];
+                    let margin = candidate.features[at::MARGIN_RIVAL];
+                    (prior - (RUNNER_UP_GAP - margin).max(0.0)).max(0.0)
+                }
+                DeciderKind::Prior => candidate.features[PRIOR],
+            };
+            NoteFinding {
+                section: sections[candidate.section].clone(),
+                sentence,
+            }
+        })
+        .collect()
+}
+
+/// Retrieves passages and scores their candidates: the features, then the
+/// model's logit. Training reads the same candidates through
+/// `examples/decider_features.rs`, so both see one definition.
+pub fn score_candidates(
+    index: &Index,
+    question: &QuestionTerms,
+    context: &[SectionHit],
+) -> Candidates {
     if question.terms.is_empty() || question.total_weight() <= 0.0 {
-        return Vec::new();
+        return Candidates {
+            sections: Vec::new(),
+            candidates: Vec::new(),
+        };
     }
     let terms: Vec<String> = question.terms.iter().map(|(t, _)| t.clone()).collect();
     let mut sections =
@@ -299,6 +534,7 @@ pub fn find_evidence(
                 Vec::new()
             }
         };
+    let retrieved = sections.len();
     // The project context is evidence too, where the search missed it.
     let extra: Vec<SectionHit> = context
         .iter()
@@ -306,77 +542,94 @@ pub fn find_evidence(
         .cloned()
         .collect();
     sections.extend(extra);
-    // The best sentence of each note: (section, sentence).
-    let mut best_by_note: HashMap<&str, (usize, ScoredSentence)> = HashMap::new();
-    // Every sentence's score, to find the best one's closest rival.
-    let mut all: Vec<Rival> = Vec::new();
     let tokens: Vec<Arc<SectionTokens>> = sections.iter().map(section_tokens).collect();
+    let top_score = sections[..retrieved]
+        .iter()
+        .map(|s| s.score)
+        .fold(0.0f32, f32::max);
+    let mut candidates: Vec<Candidate> = Vec::new();
     for (at, section) in sections.iter().enumerate() {
-        let scored = score_sentences(question, &tokens[at]);
-        all.extend(scored.iter().enumerate().map(|(i, sentence)| Rival {
-            section: at,
-            sentence: i,
-            span: sentence.span,
-            confidence: sentence.confidence,
-        }));
-        // On a tie the earlier sentence wins: notes tend to state a thing
-        // first and qualify it after.
-        let Some(best) = scored.into_iter().reduce(|best, next| {
-            if next.confidence > best.confidence {
-                next
-            } else {
-                best
-            }
-        }) else {
-            continue;
+        let rank = at.min(retrieved);
+        let bm25 = if at < retrieved && top_score > 0.0 {
+            section.score / top_score
+        } else {
+            0.0
         };
-        let better = best_by_note
-            .get(section.path.as_str())
-            .is_none_or(|(_, f)| best.confidence > f.confidence);
-        if better {
-            best_by_note.insert(&section.path, (at, best));
+        for (i, (sentence, mut features)) in score_sentences(question, &tokens[at])
+            .into_iter()
+            .enumerate()
+        {
+            // Titles and table header rows are context for what follows
+            // them, not answers.
+            if tokens[at].title_like[i] || is_header_row(&tokens[at], i) {
+                continue;
+            }
+            features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
+            features[at::BM25_RATIO] = bm25;
+            candidates.push(Candidate {
+                section: at,
+                sentence_at: i,
+                sentence,
+                features,
+            });
         }
     }
-    let mut findings: Vec<(usize, ScoredSentence)> = best_by_note.into_values().collect();
-    findings.sort_by(|(a, x), (b, y)| {
-        y.confidence
-            .total_cmp(&x.confidence)
-            .then(sections[*b].score.total_cmp(&sections[*a].score))
-            .then(sections[*a].path.cmp(&sections[*b].path))
-    });
-    if let Some((at, best)) = findings.first_mut() {
-        // The rival: the best sentence elsewhere that says something else.
-        // A sentence that repeats the answer agrees with it and is no rival.
-        let (bs, be) = best.answer_span;
-        let is_answer = |r: &Rival| r.section == *at && r.span.0 >= bs && r.span.1 <= be;
-        let mut answer_content: Vec<WordId> = all
-            .iter()
-            .filter(|r| is_answer(r))
-            .flat_map(|r| unasked(&tokens[r.section], r.sentence, &question.ids))
-            .collect();
-        answer_content.sort_unstable();
-        answer_content.dedup();
-        let mut rivals: Vec<&Rival> = all.iter().filter(|r| !is_answer(r)).collect();
-        rivals.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
-        let runner_up = rivals
-            .iter()
-            .find(|r| {
-                let content = unasked(&tokens[r.section], r.sentence, &question.ids);
-                !agrees(&content, &answer_content)
+    // The model sees the best candidates by prior; on a tie the earlier
+    // passage and sentence first (the sort is stable).
+    candidates.sort_by(|a, b| b.features[PRIOR].total_cmp(&a.features[PRIOR]));
+    candidates.truncate(CANDIDATES_PER_QUESTION);
+    let best = candidates.first().map_or(0.0, |c| c.features[PRIOR]);
+    // Each candidate's words that the question does not ask about: a rival
+    // that shares most of them says the same thing and is no rival.
+    let unasked_words: Vec<Vec<WordId>> = candidates
+        .iter()
+        .map(|c| answer_words(&tokens[c.section], c, &question.ids))
+        .collect();
+    let model = model::decider();
+    for k in 0..candidates.len() {
+        let prior = candidates[k].features[PRIOR];
+        let (section, span) = (candidates[k].section, candidates[k].sentence.answer_span);
+        let path = &sections[section].path;
+        let rival = (0..candidates.len())
+            .filter(|&j| j != k)
+            .find(|&j| {
+                let other = &candidates[j];
+                let inside = other.section == section
+                    && other.sentence.span.0 >= span.0
+                    && other.sentence.span.1 <= span.1;
+                !inside && !agrees(&unasked_words[j], &unasked_words[k])
             })
-            .map_or(0.0, |r| r.confidence);
-        let confidence = best.confidence;
-        best.confidence = (confidence
-            - RUNNER_UP_WEIGHT * (runner_up - (confidence - RUNNER_UP_GAP)).max(0.0))
-        .max(0.0);
+            .map_or(0.0, |j| candidates[j].features[PRIOR]);
+        let other_note = candidates
+            .iter()
+            .find(|c| sections[c.section].path != *path)
+            .map_or(0.0, |c| c.features[PRIOR]);
+        let candidate = &mut candidates[k];
+        candidate.features[at::GAP_TO_BEST] = prior - best;
+        candidate.features[at::MARGIN_RIVAL] = prior - rival;
+        candidate.features[at::MARGIN_OTHER_NOTE] = prior - other_note;
+        candidate.sentence.logit = model.logit(&candidate.features);
     }
-    findings
-        .into_iter()
-        .map(|(at, sentence)| NoteFinding {
-            section: sections[at].clone(),
-            sentence,
-        })
-        .collect()
+    Candidates {
+        sections,
+        candidates,
+    }
+}
+
+/// Index of the hand-made prior score in [`Features`].
+const PRIOR: usize = 3;
+
+/// The content words of a candidate's answer that the question does not ask
+/// about, sorted.
+fn answer_words(tokens: &SectionTokens, candidate: &Candidate, asked: &[WordId]) -> Vec<WordId> {
+    let (s, e) = candidate.sentence.answer_span;
+    let mut words: Vec<WordId> = (0..tokens.spans.len())
+        .filter(|&i| tokens.spans[i].0 >= s && tokens.spans[i].1 <= e)
+        .flat_map(|i| unasked(tokens, i, asked))
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
 }
 
 fn leans_on_previous(sentence: &str) -> bool {
@@ -388,8 +641,12 @@ fn leans_on_previous(sentence: &str) -> bool {
     LEANING_OPENERS.contains(&first.as_str())
 }
 
-/// Scores every sentence of a passage.
-fn score_sentences(question: &QuestionTerms, tokens: &SectionTokens) -> Vec<ScoredSentence> {
+/// Scores every sentence of a passage: the prior score (IDF coverage with
+/// the answer-kind penalties) and the features a sentence has on its own.
+fn score_sentences(
+    question: &QuestionTerms,
+    tokens: &SectionTokens,
+) -> Vec<(ScoredSentence, Features)> {
     let spans = &tokens.spans;
     let asked = &question.asked;
     let total = question.total_weight();
@@ -412,14 +669,28 @@ fn score_sentences(question: &QuestionTerms, tokens: &SectionTokens) -> Vec<Scor
         .iter()
         .map(|id| tokens.around.binary_search(id).is_ok())
         .collect();
+    let cjk_question = question
+        .question
+        .chars()
+        .any(crate::index::analyzer::is_cjk);
+    let short_factor =
+        1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
+    // A title line is never part of an answer.
+    let usable = |j: usize| !tokens.title_like[j];
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
+        let context = tokens.context_line[i];
         let mut own = 0.0;
         let mut near = 0.0;
+        let mut heading = 0.0;
         for (k, (_, weight)) in question.terms.iter().enumerate() {
+            let in_context = around_has[k] || context.is_some_and(|c| has[c * n + k]);
+            if in_context {
+                heading += weight;
+            }
             if has[i * n + k] {
                 own += weight;
-            } else if around_has[k]
+            } else if in_context
                 || (i > 0 && has[(i - 1) * n + k])
                 || (i + 1 < spans.len() && has[(i + 1) * n + k])
             {
@@ -428,52 +699,129 @@ fn score_sentences(question: &QuestionTerms, tokens: &SectionTokens) -> Vec<Scor
         }
         let coverage = ((own + CONTEXT_CREDIT * near) / total).min(1.0);
         // The answer is sentences `first..=last`.
-        let mut first = if i > 0 && tokens.leans[i] { i - 1 } else { i };
+        let mut first = if i > 0 && tokens.leans[i] && usable(i - 1) {
+            i - 1
+        } else {
+            i
+        };
         // A sentence that introduces a list ("There are three ways:") is
         // answered by the lines after it.
         let mut last = i;
         while tokens.opens_list[last] && last + 1 < spans.len() && last < i + 3 {
             last += 1;
         }
-        let mut confidence = coverage;
-        if !offered[first..=last].iter().any(|&o| o) {
-            if last + 1 < spans.len() && offered[last + 1] {
+        let mut prior = coverage;
+        let kind_in_sentence = offered[i];
+        let mut kind_nearby = offered[first..=last].iter().any(|&o| o);
+        if !kind_nearby {
+            if last + 1 < spans.len() && offered[last + 1] && usable(last + 1) {
                 last += 1;
-            } else if i > 0 && offered[i - 1] {
+                kind_nearby = true;
+            } else if i > 0 && offered[i - 1] && usable(i - 1) {
                 first = first.min(i - 1);
+                kind_nearby = true;
             } else if asked.kind == AnswerKind::Choice {
-                confidence *= UNSPECIFIC_CHOICE_FACTOR;
+                prior *= UNSPECIFIC_CHOICE_FACTOR;
             } else {
-                confidence *= WRONG_KIND_FACTOR;
+                prior *= WRONG_KIND_FACTOR;
             }
         }
-        if asked.kind == AnswerKind::Time
+        let vague = asked.kind == AnswerKind::Time
             && tokens.offers[first..=last]
                 .iter()
-                .all(|o| o.vague_time(asked))
-        {
-            confidence *= VAGUE_TIME_FACTOR;
+                .all(|o| o.vague_time(asked));
+        if vague {
+            prior *= VAGUE_TIME_FACTOR;
         }
-        let answer_span = (spans[first].0, spans[last].1);
-        confidence *=
-            1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
-        scored.push(ScoredSentence {
-            span: (s, e),
-            answer_span,
-            confidence,
-            coverage,
-        });
+        prior *= short_factor;
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        let mut features: Features = [0.0; N_FEATURES];
+        features[0] = coverage;
+        features[1] = (own / total).min(1.0);
+        features[2] = (heading / total).min(1.0);
+        features[PRIOR] = prior;
+        features[4] = flag(kind_in_sentence);
+        features[5] = flag(kind_nearby);
+        features[6] = flag(vague);
+        features[7] = flag(asked.kind == AnswerKind::Time);
+        features[8] = flag(asked.kind == AnswerKind::Number);
+        features[9] = flag(asked.kind == AnswerKind::Person);
+        features[10] = flag(asked.kind == AnswerKind::Place);
+        features[11] = flag(asked.kind == AnswerKind::Choice);
+        features[17] = n.min(10) as f32 / 10.0;
+        features[18] = flag(cjk_question);
+        features[19] = (1.0 + tokens.word_count[i] as f32).ln() / 5.0;
+        features[20] = flag(tokens.table_row[i]);
+        features[21] = flag(!tokens.table_row[i] && !tokens.ends_sentence[i]);
+        features[22] = flag(tokens.leans[i]);
+        features[23] = flag(i == 0);
+        // "semantic" and "has_semantic" stay 0 until a local model scores
+        // question and candidate; the model is then refitted with them.
+        let header_span = tokens
+            .context_line
+            .get(i)
+            .copied()
+            .flatten()
+            .filter(|_| tokens.table_row[i])
+            .map(|h| spans[h]);
+        scored.push((
+            ScoredSentence {
+                span: (s, e),
+                answer_span: (spans[first].0, spans[last].1),
+                header_span,
+                confidence: prior,
+                coverage,
+                logit: 0.0,
+            },
+            features,
+        ));
     }
     scored
 }
 
-/// The answer text: the sentence (or two), with list markers dropped.
+/// The answer text: the sentence (or two), with list markers dropped; a
+/// table row is read with its header ("Owner: Mina Park").
 pub fn answer_text(finding: &NoteFinding) -> String {
+    let text = &finding.section.text;
     let (s, e) = finding.sentence.answer_span;
-    finding.section.text[s..e]
+    if let Some((hs, he)) = finding.sentence.header_span {
+        if let Some(row) = row_with_header(&text[hs..he], &text[s..e]) {
+            return row;
+        }
+    }
+    text[s..e]
         .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
         .trim()
         .to_string()
+}
+
+/// A table row as "Header: cell; Header: cell", or `None` when the row and
+/// header do not line up.
+fn row_with_header(header: &str, row: &str) -> Option<String> {
+    let cells = |line: &str| -> Vec<String> {
+        let mut cells: Vec<String> = line.split('|').map(|c| c.trim().to_string()).collect();
+        if cells.last().is_some_and(String::is_empty) {
+            cells.pop();
+        }
+        cells
+    };
+    let (names, values) = (cells(header), cells(row));
+    if names.len() != values.len() || values.len() < 2 {
+        return None;
+    }
+    let parts: Vec<String> = names
+        .iter()
+        .zip(&values)
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(n, v)| {
+            if n.is_empty() {
+                v.clone()
+            } else {
+                format!("{n}: {v}")
+            }
+        })
+        .collect();
+    Some(parts.join("; "))
 }
 
 /// An excerpt of at most `max_chars` around the finding's sentence: the
@@ -504,4 +852,89 @@ pub fn excerpt(finding: &NoteFinding, max_chars: usize) -> String {
         }
     }
     cut_on_word(&text[start..end], max_chars).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> (Vec<(usize, usize)>, Vec<bool>, Vec<usize>) {
+        let spans = sentence_spans(text);
+        let rows = spans
+            .iter()
+            .map(|&(s, e)| is_table_row(&text[s..e]))
+            .collect();
+        let words = spans
+            .iter()
+            .map(|&(s, e)| text[s..e].split_whitespace().count())
+            .collect();
+        (spans, rows, words)
+    }
+
+    #[test]
+    fn a_callout_title_is_a_title_line_and_a_list_item_is_not() {
+        let cases: &[(&str, &[bool])] = &[
+            (
+                "Deploy windows\nProduction deploys happen on Tuesday after 14:00.",
+                &[true, false],
+            ),
+            (
+                "We ship weekly.\nDeploy windows\nProduction deploys happen on Tuesday.",
+                &[false, true, false],
+            ),
+            // List items follow one another: the last one is no title.
+            (
+                "Tuesday\nThursday\nRollbacks take five minutes at most.",
+                &[false, false, false],
+            ),
+            // A line that ends like a sentence is a statement.
+            (
+                "Deploys are weekly.\nThey happen on Tuesday after lunch.",
+                &[false, false],
+            ),
+            ("Deploy windows", &[false]),
+        ];
+        for (text, want) in cases {
+            let (spans, rows, words) = lines(text);
+            assert_eq!(&title_lines(text, &spans, &rows, &words), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn rows_read_with_their_header_and_sentences_with_their_title() {
+        let rows = [false, true, true, true, false, false, false];
+        let titles = [false, false, false, false, true, false, false];
+        assert_eq!(
+            context_lines(&rows, &titles),
+            [None, None, Some(1), Some(1), None, Some(4), Some(4)]
+        );
+    }
+
+    #[test]
+    fn table_rows_are_answered_with_their_header() {
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            (
+                "Service | Owner | Language |",
+                "payments | Mina Park | Rust |",
+                Some("Service: payments; Owner: Mina Park; Language: Rust"),
+            ),
+            ("Plan | Storage |", "Standard |  |", Some("Plan: Standard")),
+            (" | Price |", "Plus | 8 USD |", Some("Plus; Price: 8 USD")),
+            ("A | B |", "1 | 2 | 3 |", None),
+        ];
+        for (header, row, want) in cases {
+            assert_eq!(
+                row_with_header(header, row).as_deref(),
+                *want,
+                "{header:?} / {row:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn table_rows_are_told_from_prose() {
+        assert!(is_table_row("payments | Mina Park | Rust |"));
+        assert!(!is_table_row("Use a | b to pipe."));
+        assert!(!is_table_row("We deploy on Tuesday."));
+    }
 }

@@ -14,6 +14,7 @@ pub mod decider;
 pub mod deciders;
 pub mod llm;
 pub mod log;
+pub mod model;
 pub mod qa;
 pub mod question;
 pub mod sentences;
@@ -38,8 +39,36 @@ pub use crate::limits::{
     MAX_PROJECT_CONTEXT_CHARS, MAX_PROMPT_CHARS, MAX_QUESTIONS, MAX_QUESTION_CHARS,
     MAX_SESSION_CHARS,
 };
-/// The default answer threshold, chosen on the evaluation sets (see README).
+/// The default answer threshold of the prior decider, chosen on SQuAD
+/// part A (see README).
 pub const DEFAULT_THRESHOLD: f32 = 0.5;
+/// The default answer threshold of the learned decider: the calibrated
+/// confidence at which the development questions reached an
+/// answered-precision of 0.9 (`train/fit_decider.py` writes it into
+/// `decider_model.json`).
+pub const LEARNED_THRESHOLD: f32 = 0.68;
+
+/// Which local decider turns a question's best candidate into a confidence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeciderKind {
+    /// The hand-made score: IDF coverage with answer-kind penalties, less
+    /// the closeness of a disagreeing runner-up.
+    #[default]
+    Prior,
+    /// The logistic model fitted by `train/fit_decider.py`, calibrated so
+    /// that the confidence is the probability that the answer is right.
+    Learned,
+}
+
+impl DeciderKind {
+    /// The threshold this decider answers at unless told otherwise.
+    pub fn default_threshold(self) -> f32 {
+        match self {
+            DeciderKind::Prior => DEFAULT_THRESHOLD,
+            DeciderKind::Learned => LEARNED_THRESHOLD,
+        }
+    }
+}
 /// Confidence floor of a stored answer whose question matches.
 const STORED_ANSWER_BASE: f32 = 0.8;
 
@@ -54,6 +83,8 @@ pub struct ResearchSettings {
     pub evidence_budget_chars: usize,
     /// Confidence an answer needs.
     pub threshold: f32,
+    /// Which local decider scores the evidence.
+    pub decider: DeciderKind,
     /// Folder (relative to the brain) of the notes the learning loop writes.
     pub knowledge_folder: String,
     pub llm: Option<llm::LlmSettings>,
@@ -67,6 +98,7 @@ impl Default for ResearchSettings {
             notes_per_question: 2,
             evidence_budget_chars: 4000,
             threshold: DEFAULT_THRESHOLD,
+            decider: DeciderKind::Prior,
             knowledge_folder: "Alignment Knowledge".into(),
             llm: None,
         }
@@ -300,7 +332,7 @@ fn gather(
             } else {
                 None
             };
-            let mut findings = find_evidence(index, &terms, &context.sections);
+            let mut findings = find_evidence(index, &terms, &context.sections, settings.decider);
             if let Some(stored) = &stored {
                 // The stored answer's note comes first.
                 findings.retain(|f| f.section.path != stored.section.path);
@@ -347,6 +379,7 @@ fn stored_finding(stored: &StoredAnswer) -> NoteFinding {
             answer_span: (start, end.max(start)),
             confidence: stored_confidence(stored),
             coverage: stored.similarity,
+            ..Default::default()
         },
         section,
     }
