@@ -43,6 +43,32 @@ pub enum Command {
     Mcp(McpArgs),
     /// Print a session's working-context block, as GET /v1/sessions/{id}/context does.
     Context(ContextArgs),
+    /// Where did an agent lose its context? Analyse its tool-call trajectory.
+    Analyze(AnalyzeArgs),
+}
+
+/// `noggin analyze`: needs no brain, only the trajectory.
+#[derive(Debug, Clone, Args)]
+pub struct AnalyzeArgs {
+    /// The trajectory: a JSON list of {tool, arguments, is_error, at}, a
+    /// Claude Code session or a Codex CLI rollout (JSONL); `-` reads stdin.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Print the analysis as JSON, as POST /v1/trajectories/analyze answers.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write the run's timeline as a page to this file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+
+    /// Larger trajectories are refused.
+    #[arg(long, default_value_t = crate::trajectory::MAX_TRAJECTORY_BYTES, value_name = "BYTES")]
+    pub max_bytes: usize,
+
+    #[command(flatten)]
+    pub thresholds: crate::trajectory::Thresholds,
 }
 
 /// Where the brain and its index are.

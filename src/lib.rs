@@ -18,6 +18,8 @@
 //!   and renders it, with the pack and the message window, within a budget;
 //! - the ways in are thin adapters over [`app`]: [`cli`] (the terminal),
 //!   [`server`] (HTTP and the web card) and [`mcp`] (stdio and `/mcp`);
+//! - [`trajectory`] reads an agent's tool-call trajectory and says where
+//!   it lost context and what a compaction should have kept;
 //! - [`config`] turns flags and `NOGGIN_*` variables into validated settings.
 //!
 //! # Where to change what
@@ -50,3 +52,4 @@ pub mod limits;
 pub mod mcp;
 pub mod research;
 pub mod server;
+pub mod trajectory;

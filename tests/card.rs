@@ -525,7 +525,7 @@ fn output_dir() -> PathBuf {
 }
 
 /// chromedriver and a headless Chromium session; both end when dropped.
-struct Browser {
+pub(crate) struct Browser {
     client: Option<Client>,
     driver: Child,
     /// Chromium's profile folder, removed with the browser.
@@ -533,7 +533,7 @@ struct Browser {
 }
 
 impl Browser {
-    async fn start() -> Browser {
+    pub(crate) async fn start() -> Browser {
         for program in [CHROMIUM, CHROMEDRIVER] {
             assert!(
                 Path::new(program).exists(),
@@ -600,12 +600,12 @@ impl Browser {
         }
     }
 
-    fn client(&self) -> &Client {
+    pub(crate) fn client(&self) -> &Client {
         self.client.as_ref().expect("a browser session")
     }
 
     /// Waits until `script` (a function body returning a boolean) is true.
-    async fn wait_for_js(&self, what: &str, script: &str) {
+    pub(crate) async fn wait_for_js(&self, what: &str, script: &str) {
         let client = self.client();
         wait_until(CHANGE_DEADLINE, what, || async move {
             client
@@ -616,7 +616,7 @@ impl Browser {
         .await;
     }
 
-    async fn js(&self, script: &str) -> Value {
+    pub(crate) async fn js(&self, script: &str) -> Value {
         self.client()
             .execute(script, vec![])
             .await
@@ -631,7 +631,7 @@ impl Browser {
     }
 
     /// Shows the page as the user's system in dark (or light) mode would.
-    async fn prefer_color_scheme(&self, scheme: &str) {
+    pub(crate) async fn prefer_color_scheme(&self, scheme: &str) {
         self.cdp(
             "Emulation.setEmulatedMedia",
             json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]}),
@@ -640,7 +640,7 @@ impl Browser {
     }
 
     /// Gives the page a viewport of this size (a phone's below 600 px).
-    async fn viewport(&self, width: u32, height: u32) {
+    pub(crate) async fn viewport(&self, width: u32, height: u32) {
         self.cdp(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}),
@@ -655,7 +655,7 @@ impl Browser {
 
     /// Saves a picture of the page at `width` × `height` (the whole page
     /// when `height` is `None`) in the test output folder.
-    async fn screenshot(&self, name: &str, width: u32, height: Option<u32>) -> PathBuf {
+    pub(crate) async fn screenshot(&self, name: &str, width: u32, height: Option<u32>) -> PathBuf {
         let client = self.client();
         self.viewport(width, height.unwrap_or(800)).await;
         if height.is_none() {
@@ -695,7 +695,7 @@ impl Browser {
             .await
     }
 
-    async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         if let Some(client) = self.client.take() {
             let _ = client.close().await;
         }

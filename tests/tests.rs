@@ -16,3 +16,4 @@ mod research;
 mod safety;
 mod search;
 mod sessions;
+mod trajectories;

@@ -6,6 +6,7 @@
 //! carries results, and in `noggin mcp` the protocol) and turns [`run`]'s
 //! result into an exit code.
 
+mod analyze;
 mod context;
 mod index;
 mod mcp;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Remember(args) => remember::remember(args),
         Command::Mcp(args) => mcp::mcp(args),
         Command::Context(args) => context::context(args),
+        Command::Analyze(args) => analyze::analyze(args),
     }
 }
 

@@ -20,6 +20,7 @@ mod search;
 pub mod serve;
 mod sessions;
 mod status;
+mod trajectories;
 mod web;
 
 use std::future::Future;
@@ -45,6 +46,8 @@ pub struct AppState {
     /// The use cases; handlers only translate HTTP to and from them.
     pub app: Noggin,
     pub config: Arc<ServerConfig>,
+    /// The latest trajectory analyses, for their pages.
+    pub trajectories: crate::trajectory::store::TrajectoryStore,
     /// Turns true when the server starts shutting down, so that endless
     /// responses (the card's event stream) end and let it stop.
     pub closing: Arc<watch::Sender<bool>>,
@@ -64,6 +67,7 @@ impl AppState {
         Ok(AppState {
             app,
             config: Arc::new(config),
+            trajectories: Default::default(),
             closing: Arc::new(watch::Sender::new(false)),
             sessions,
         })
@@ -81,6 +85,7 @@ pub fn app(state: AppState) -> Router {
         .merge(notes::api_router())
         .merge(sessions::router())
         .merge(context::router())
+        .merge(trajectories::api_router())
         .route_layer(middleware::from_fn_with_state(state.clone(), require_token));
     // MCP over streamable HTTP: behind the same token and, like every route,
     // the door's Host and Origin checks (DNS rebinding).
@@ -96,6 +101,7 @@ pub fn app(state: AppState) -> Router {
         .merge(openapi::router())
         .merge(web::router())
         .merge(notes::page_router())
+        .merge(trajectories::page_router())
         .merge(v1)
         .fallback(|| async { ApiError::not_found("no such route") })
         // After every route is in place: it applies to the routes it finds.
