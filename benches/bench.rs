@@ -4,6 +4,7 @@
 //! cargo bench --bench bench -- index [BRAIN_DIR]
 //! cargo bench --bench bench -- research [VAULT_DIR]
 //! cargo bench --bench bench -- sessions [BRAIN_DIR]
+//! cargo bench --bench bench -- trajectory [CALLS]
 //! ```
 //!
 //! `index` measures a brain (default: the tldr-pages vault of the shared
@@ -22,9 +23,15 @@
 //! `sessions` (in [`sessions`]) measures working context: event ingest per
 //! second and the latency of the block, the context pack and the window.
 //!
+//! `trajectory` analyses a generated Claude Code session of 10,000 tool
+//! calls (see [`trajectory`]).
+//!
 //! Performance is measured here, never by timed tests.
 
 mod sessions;
+// Not `benches/trajectory.rs`: Cargo would take that for a bench of its own.
+#[path = "bench/trajectory.rs"]
+mod trajectory;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -70,7 +77,7 @@ const CLIENTS: usize = 16;
 /// Requests each of the concurrent clients sends.
 const REQUESTS_PER_CLIENT: usize = 25;
 
-const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR]";
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR] | trajectory [CALLS]";
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -95,6 +102,14 @@ fn main() -> ExitCode {
             sessions::bench_sessions(&Path::new(env!("CARGO_MANIFEST_DIR")).join("brain-sample"))
         }
         ["sessions", brain] => sessions::bench_sessions(Path::new(brain)),
+        ["trajectory"] => trajectory::bench_trajectory(10_000),
+        ["trajectory", calls] => match calls.parse() {
+            Ok(calls) => trajectory::bench_trajectory(calls),
+            Err(_) => {
+                eprintln!("{USAGE}");
+                return ExitCode::FAILURE;
+            }
+        },
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;

@@ -304,6 +304,19 @@ async fn the_analysis_route_needs_the_token_and_the_page_its_id() {
     let link = body["link"].as_str().unwrap();
     let (status, _) = server.request_as(Method::GET, link, None, None).await;
     assert_eq!(status, StatusCode::OK, "the id is the page's pass");
+
+    let (status, document) = server.get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let analyze = &document["paths"]["/v1/trajectories/analyze"]["post"];
+    let parameters: Vec<&str> = analyze["parameters"]
+        .as_array()
+        .expect("parameters")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(parameters.contains(&"max_greps") && parameters.contains(&"read_share"));
+    assert!(analyze["responses"]["413"].is_object());
+    assert!(document["paths"]["/trajectories/{id}"]["get"].is_object());
     server.stop().await;
 }
 

@@ -140,6 +140,8 @@ fn base_document() -> Value {
             "/notes/{path}": note_page_path(),
             "/mcp": {"post": {"summary": "MCP over streamable HTTP (tools search, research, remember, read_note, status; notes as resources)", "description": "The Model Context Protocol's streamable HTTP transport (GET and DELETE too). The bearer token applies; a request whose Origin or Host is not this server is refused (403).",
                 "responses": {"200": {"description": "an MCP response (JSON or an event stream)"}, "401": error_response("missing or wrong token"), "403": error_response("a foreign Origin or Host")}}},
+            "/v1/trajectories/analyze": trajectory_analyze_path(),
+            "/trajectories/{id}": trajectory_page_path(),
             "/": {"get": {"summary": "The web card (HTML)", "security": [],
                 "responses": {"200": {"description": "the card's page; its data comes from /v1/card"}}}}
         }
@@ -299,6 +301,101 @@ fn note_page_path() -> Value {
             "200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}},
             "401": {"description": "token needed (an HTML page)"},
             "404": {"description": "no such note in the brain (an HTML page)"}
+        }
+    }})
+}
+
+/// `POST /v1/trajectories/analyze`: where an agent lost its context.
+fn trajectory_analyze_path() -> Value {
+    let threshold = |name: &str, kind: &str, default: Value, description: &str| json!({"name": name, "in": "query", "schema": {"type": kind, "default": default}, "description": description});
+    json!({"post": {
+        "summary": "Find where an agent lost context in its tool-call trajectory, and what a compaction should keep",
+        "description": "The body is the trajectory file itself, up to 10 MiB (whatever --max-body-bytes says): a JSON list of {tool, arguments, is_error, at} (or {\"calls\": [...]}; an entry {\"compaction\": true} marks a compaction), a Claude Code session transcript (JSONL) or an OpenAI Codex CLI rollout (JSONL), told apart by content. Lines that are not JSON or of an unknown shape are counted in skipped_lines and skipped. The page of the analysis is kept in memory (the latest 20, none across a restart) at `link`.",
+        "parameters": [
+            threshold("read_share", "number", json!(0.4), "report a run whose reads are more than this share of its calls (0-1)"),
+            threshold("read_share_min_calls", "integer", json!(10), "...in a run of more than this many calls"),
+            threshold("searches_after_error", "integer", json!(3), "report this many searches (read, glob, grep) or more right after an error"),
+            threshold("max_greps", "integer", json!(5), "report more than this many grep calls"),
+            threshold("same_file_reads", "integer", json!(2), "report a file read this many times with no write to it in between"),
+            threshold("repeated_failures", "integer", json!(2), "report a failing command or error text seen this many times"),
+            threshold("after_compaction_calls", "integer", json!(10), "re-reads within this many calls after a compaction of files read before it")
+        ],
+        "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"type": "array", "items": {"type": "object", "required": ["tool"], "properties": {
+                "tool": {"type": "string"}, "arguments": {}, "is_error": {"type": "boolean"},
+                "at": {"type": ["string", "number"], "description": "RFC 3339, or seconds or milliseconds since the epoch"},
+                "error": {"type": "string"}, "output": {"type": "string"}}}}},
+            "application/x-ndjson": {"schema": {"type": "string", "description": "a Claude Code session or a Codex CLI rollout"}}}},
+        "responses": {
+            "200": {"description": "the analysis", "content": {"application/json": {"schema": trajectory_analysis_schema()}}},
+            "400": error_response("empty-trajectory, binary-trajectory, invalid-trajectory (a JSON list broken or cut short), no-calls (no tool call could be read), invalid-threshold, invalid-query"),
+            "401": error_response("missing or wrong token"),
+            "413": error_response("a body over 10 MiB")
+        }
+    }})
+}
+
+/// The response of `POST /v1/trajectories/analyze`, apart for `json!`'s
+/// recursion limit.
+fn trajectory_analysis_schema() -> Value {
+    let call_ref = json!({"type": "object", "required": ["index", "tool"], "properties": {
+        "index": {"type": "integer"}, "at": {"type": "string", "format": "date-time"},
+        "tool": {"type": "string"}, "path": {"type": "string"},
+        "detail": {"type": "string", "description": "the command line or search pattern"}}});
+    let finding = json!({"type": "object",
+        "required": ["pattern", "severity", "lost", "summary", "count", "calls", "more_calls"],
+        "properties": {
+            "pattern": {"enum": ["read-heavy", "searches-after-error", "grep-heavy", "reread", "repeated-failure", "reread-after-compaction"]},
+            "severity": {"type": "integer", "minimum": 1, "maximum": 10},
+            "lost": {"type": "array", "items": {"enum": ["file-paths", "error-details", "search-results", "symbols", "decisions", "tasks"]}},
+            "summary": {"type": "string"},
+            "path": {"type": "string"},
+            "count": {"type": "integer"},
+            "apart_calls": {"type": "array", "items": {"type": "integer"}},
+            "apart_secs": {"type": "array", "items": {"type": "integer"}},
+            "calls": {"type": "array", "maxItems": 50, "items": call_ref},
+            "more_calls": {"type": "integer"}}});
+    let keep = json!({"type": "object", "required": ["instructions", "paths", "errors", "searches", "tasks", "events"], "properties": {
+        "instructions": {"type": "string", "description": "ready to paste into an agent's compaction prompt"},
+        "paths": {"type": "array", "items": {"type": "object"}},
+        "errors": {"type": "array", "items": {"type": "object"}},
+        "searches": {"type": "array", "items": {"type": "object"}},
+        "tasks": {"type": "array", "items": {"type": "object"}},
+        "decision": {"type": "string"},
+        "user_request": {"type": "string"},
+        "events": {"type": "array", "description": "working-context events (tool_call, failure, goal, progress, decision, user_message), oldest first", "items": {"type": "object", "required": ["type"]}}}});
+    json!({
+        "type": "object",
+        "required": ["id", "link", "format", "calls", "kinds", "errors", "compactions", "lines", "skipped_lines", "thresholds", "findings", "keep"],
+        "properties": {
+            "id": {"type": "string"},
+            "link": {"type": "string", "description": "/trajectories/{id}: the timeline page"},
+            "format": {"enum": ["tool-list", "claude-code", "codex"]},
+            "calls": {"type": "integer"},
+            "kinds": {"type": "object", "properties": {"read": {"type": "integer"}, "write": {"type": "integer"},
+                "search": {"type": "integer"}, "shell": {"type": "integer"}, "other": {"type": "integer"}}},
+            "errors": {"type": "integer", "description": "calls that failed"},
+            "compactions": {"type": "array", "items": {"type": "object", "properties": {
+                "before_call": {"type": "integer"}, "at": {"type": "string"}}}},
+            "lines": {"type": "integer"}, "skipped_lines": {"type": "integer"},
+            "started": {"type": "string"}, "ended": {"type": "string"},
+            "thresholds": {"type": "object"},
+            "findings": {"type": "array", "description": "most severe first", "items": finding},
+            "keep": keep
+        }
+    })
+}
+
+/// `GET /trajectories/{id}`: the analysis as a page.
+fn trajectory_page_path() -> Value {
+    json!({"get": {
+        "summary": "An analysed trajectory as a page: the run as an SVG timeline beside the findings and what to keep",
+        "description": "The id (128 random bits) is the page's pass, like a share link: no token is needed. Pages are kept in memory, the latest 20, none across a restart.",
+        "security": [],
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}}],
+        "responses": {
+            "200": {"description": "the page", "content": {"text/html": {"schema": {"type": "string"}}}},
+            "404": {"description": "no such analysis, or no longer kept (an HTML page)"}
         }
     }})
 }

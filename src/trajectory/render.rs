@@ -200,11 +200,12 @@ pub fn html_page(analysis: &Analysis, style: StyleLink) -> String {
     out
 }
 
-/// Calls per row of the timeline.
+/// Calls per row of the timeline: the picture is scaled to the width of
+/// the screen, so short runs get large marks and long ones wrap.
 fn per_row(calls: usize) -> usize {
     match calls {
-        0..=50 => calls.max(10),
-        51..=2500 => 50,
+        0..=500 => 25,
+        501..=2500 => 50,
         _ => 100,
     }
 }
@@ -225,7 +226,7 @@ fn timeline_svg(out: &mut String, analysis: &Analysis) {
     let height = TOP + rows * ROW_H;
     let _ = write!(
         out,
-        r#"<svg class="tl" viewBox="0 0 {width} {height}" width="{width}" role="img" aria-label="{} calls in {rows} rows of {per_row}, coloured by kind">"#,
+        r#"<svg class="tl" viewBox="0 0 {width} {height}" role="img" aria-label="{} calls in {rows} rows of {per_row}, coloured by kind">"#,
         calls.len()
     );
     for row in 0..rows {
@@ -452,11 +453,12 @@ mod tests {
 
     #[test]
     fn long_runs_wrap_into_rows() {
-        assert_eq!(per_row(3), 10);
-        assert_eq!(per_row(40), 40);
-        assert_eq!(per_row(51), 50);
+        assert_eq!(per_row(3), 25);
+        assert_eq!(per_row(500), 25);
+        assert_eq!(per_row(501), 50);
         assert_eq!(per_row(10_000), 100);
         assert_eq!(position(0, 50), (LEFT, TOP));
         assert_eq!(position(51, 50), (LEFT + STEP, TOP + ROW_H));
+        assert_eq!(position(26, 25), (LEFT + STEP, TOP + ROW_H));
     }
 }
