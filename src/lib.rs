@@ -37,6 +37,7 @@
 //! | a CLI command | `cli/<command>.rs` and `config.rs` |
 //! | an MCP tool | `mcp/mod.rs` |
 //! | session events, the working-context block, the pack, the window | `context/` |
+//! | a pattern of lost context; a transcript format | `trajectory/patterns.rs`; `trajectory/parse.rs` |
 //!
 //! `docs/architecture.md` draws the layers and the data flow.
 
