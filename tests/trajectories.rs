@@ -252,7 +252,7 @@ async fn bad_trajectories_get_clear_errors_and_leave_nothing_behind() {
             vec![b'x'; 50 * 1024 * 1024],
             "body-too-large",
             StatusCode::PAYLOAD_TOO_LARGE,
-            "limit",
+            "10485760",
         ),
     ];
     for (query, body, code, status, says) in cases {

@@ -155,17 +155,30 @@ pub async fn check_door(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    if announced.is_some_and(|n| n > state.config.max_body_bytes as u64) {
+    let limit = body_limit(request.uri().path(), state.config.max_body_bytes);
+    if announced.is_some_and(|n| n > limit as u64) {
+        let why = if limit == state.config.max_body_bytes {
+            "--max-body-bytes"
+        } else {
+            "the limit of this route"
+        };
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "body-too-large",
-            format!(
-                "the body is larger than {} bytes (--max-body-bytes)",
-                state.config.max_body_bytes
-            ),
+            format!("the body is larger than {limit} bytes ({why})"),
         ));
     }
     Ok(next.run(request).await)
+}
+
+/// The body limit of a route: the server's, except where the body is a
+/// file (a trajectory may be up to 10 MiB, whatever --max-body-bytes says).
+fn body_limit(path: &str, server_limit: usize) -> usize {
+    if path == "/v1/trajectories/analyze" {
+        crate::trajectory::MAX_TRAJECTORY_BYTES
+    } else {
+        server_limit
+    }
 }
 
 #[cfg(test)]
