@@ -49,4 +49,5 @@ pub mod knowledge;
 pub mod limits;
 pub mod mcp;
 pub mod research;
+pub mod semantic;
 pub mod server;
