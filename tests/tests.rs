@@ -15,4 +15,5 @@ mod nothing_lost;
 mod research;
 mod safety;
 mod search;
+mod semantic;
 mod sessions;

@@ -10,11 +10,14 @@
 //! With it, [`vectors`] embeds the brain's passages in the background and
 //! [`fusion`] mixes dense similarity into search.
 
+pub mod fusion;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 
 pub use noggin_e5::normalize;
 use noggin_e5::E5Model;
+pub use vectors::{ModelState, ModelStatus, Semantic};
 
 /// The model file inside the model folder.
 pub const MODEL_FILE: &str = "e5-small-q4.bin";
