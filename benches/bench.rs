@@ -26,6 +26,13 @@
 //! `trajectory` analyses a generated Claude Code session of 10,000 tool
 //! calls (see [`trajectory`]).
 //!
+//! `model` loads the semantic model (from `NOGGIN_MODEL_DIR` or the cache
+//! folder, as `noggin serve` does) and measures its load time, embedding
+//! throughput on passages of the SciFact abstracts and the Korean Obsidian
+//! help (tokens/s, passages/s, on one thread, as the background embedder
+//! runs), query-embedding latency over the evaluation questions (English and
+//! Korean), and the memory it takes.
+//!
 //! Performance is measured here, never by timed tests.
 
 mod sessions;
@@ -77,7 +84,11 @@ const CLIENTS: usize = 16;
 /// Requests each of the concurrent clients sends.
 const REQUESTS_PER_CLIENT: usize = 25;
 
-const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR] | trajectory [CALLS]";
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR] | trajectory [CALLS] | model [MODEL_DIR]";
+/// Passages `model` embeds from each of its two sources.
+const MODEL_PASSAGES: usize = 60;
+/// Characters of a note taken as one passage by `model`.
+const MODEL_PASSAGE_CHARS: usize = 1500;
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -110,6 +121,8 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         },
+        ["model"] => bench_model(None),
+        ["model", dir] => bench_model(Some(Path::new(dir))),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -122,6 +135,117 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn bench_model(dir: Option<&Path>) -> anyhow::Result<()> {
+    use noggin::semantic::{resolve_model_dir, Embedder};
+    let dir = resolve_model_dir(dir)
+        .ok_or_else(|| anyhow::anyhow!("no model folder: set NOGGIN_MODEL_DIR"))?;
+    let rss_before = current_rss_kb()?;
+    let started = Instant::now();
+    let embedder = Embedder::load(&dir)?;
+    let load = started.elapsed();
+    let rss_loaded = current_rss_kb()?;
+    println!(
+        "model: {} ({} dims), loaded in {:.0} ms; RSS {:.0} MB before, {:.0} MB loaded (+{:.0} MB)",
+        embedder.path().display(),
+        embedder.dims(),
+        ms(load),
+        rss_before as f64 / 1024.0,
+        rss_loaded as f64 / 1024.0,
+        (rss_loaded - rss_before) as f64 / 1024.0
+    );
+
+    // Passages: SciFact abstracts (English) and Korean help pages.
+    let mut sources = Vec::new();
+    for (name, folder) in [
+        ("SciFact abstracts", shared_eval("scifact/brain")),
+        (
+            "Obsidian help, Korean",
+            shared_eval("vaults/obsidian-help/ko"),
+        ),
+    ] {
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&folder)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+            .map(|e| e.into_path())
+            .collect();
+        files.sort();
+        let passages: Vec<String> = files
+            .iter()
+            .filter_map(|f| std::fs::read_to_string(f).ok())
+            .filter(|t| t.trim().len() > 200)
+            .take(MODEL_PASSAGES)
+            .map(|t| t.chars().take(MODEL_PASSAGE_CHARS).collect())
+            .collect();
+        sources.push((name, passages));
+    }
+    for (name, passages) in &sources {
+        let tokens: usize = passages
+            .iter()
+            .map(|p| embedder.count_tokens(p, false).min(512))
+            .sum();
+        let started = Instant::now();
+        for p in passages {
+            std::hint::black_box(embedder.embed_passage_head(p, 1));
+        }
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "embed passages ({name}): {} passages, {} tokens ({:.0} per passage) in {secs:.2} s: \
+             {:.1} passages/s, {:.0} tokens/s (one thread)",
+            passages.len(),
+            tokens,
+            tokens as f64 / passages.len() as f64,
+            passages.len() as f64 / secs,
+            tokens as f64 / secs
+        );
+    }
+
+    // Query latency over the evaluation questions.
+    let mut questions = Vec::new();
+    for file in EVAL_QUESTIONS {
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file))?;
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let value: Value = serde_json::from_str(line)?;
+            if let Some(q) = value["question"].as_str() {
+                questions.push(q.to_string());
+            }
+        }
+    }
+    let mut latencies = Vec::with_capacity(questions.len());
+    let mut tokens = 0;
+    for q in &questions {
+        tokens += embedder.count_tokens(q, true);
+        let started = Instant::now();
+        std::hint::black_box(embedder.embed_queries(&[q.as_str()]));
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "embed queries: {} questions (English, Korean; {:.0} tokens each): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        questions.len(),
+        tokens as f64 / questions.len() as f64,
+        ms(percentile(&latencies, 0.50)),
+        ms(percentile(&latencies, 0.95)),
+        ms(*latencies.last().unwrap_or(&Duration::ZERO))
+    );
+    println!(
+        "memory: RSS {:.0} MB now, peak {:.0} MB",
+        current_rss_kb()? as f64 / 1024.0,
+        peak_rss_kb()? as f64 / 1024.0
+    );
+    Ok(())
+}
+
+/// Resident memory of this process now (VmRSS), in KiB.
+fn current_rss_kb() -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no VmRSS in /proc/self/status"))
 }
 
 fn bench_index(source: &Path) -> anyhow::Result<()> {

@@ -145,6 +145,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub door: DoorArgs,
+
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Who may reach the server, and for how long a connection may dawdle.
@@ -234,6 +237,30 @@ impl DoorArgs {
                 max_connections: self.max_connections,
             },
         ))
+    }
+}
+
+/// Where the local semantic model is.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// Folder holding the semantic model (e5-small-q4.bin, installed by
+    /// scripts/fetch-model.sh) [default: $XDG_CACHE_HOME/noggin/models,
+    /// else ~/.cache/noggin/models].
+    #[arg(long, env = "NOGGIN_MODEL_DIR", value_name = "DIR")]
+    pub model_dir: Option<PathBuf>,
+
+    /// Rank lexically only, without the semantic model.
+    #[arg(long, env = "NOGGIN_NO_MODEL", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_model: bool,
+}
+
+impl ModelArgs {
+    /// The model folder to load from; `None` when the model is turned off.
+    pub fn model_dir(&self) -> Option<PathBuf> {
+        if self.no_model {
+            return None;
+        }
+        crate::semantic::resolve_model_dir(self.model_dir.as_deref())
     }
 }
 
@@ -432,6 +459,8 @@ pub struct ServerConfig {
     pub door: DoorRules,
     /// Timeouts and the connection cap.
     pub connections: ConnectionLimits,
+    /// The semantic model's folder; `None`: lexical only.
+    pub model_dir: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -441,6 +470,7 @@ impl ServerConfig {
             brain: self.brain.clone(),
             research: self.research.clone(),
             knowledge: self.knowledge.clone(),
+            model_dir: self.model_dir.clone(),
         }
     }
 }
@@ -474,6 +504,7 @@ impl ServeArgs {
             card: CardSettings::from(&self.card),
             door,
             connections,
+            model_dir: self.model.model_dir(),
         })
     }
 }
@@ -502,6 +533,9 @@ pub struct McpArgs {
 
     #[command(flatten)]
     pub knowledge: KnowledgeArgs,
+
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 impl McpArgs {
@@ -514,6 +548,7 @@ impl McpArgs {
             brain: self.brain.clone(),
             research: self.research.research_settings(&self.brain.brain)?,
             knowledge: self.knowledge.settings(&self.research.folder)?,
+            model_dir: self.model.model_dir(),
         };
         Ok((core, Duration::from_millis(self.poll_interval_ms)))
     }
@@ -719,6 +754,7 @@ impl ResearchCmdArgs {
             brain: self.brain.clone(),
             research,
             knowledge,
+            model_dir: None,
         })
     }
 }
@@ -735,6 +771,7 @@ impl RememberArgs {
             brain: self.brain.clone(),
             research,
             knowledge,
+            model_dir: None,
         })
     }
 

@@ -52,5 +52,6 @@ pub mod knowledge;
 pub mod limits;
 pub mod mcp;
 pub mod research;
+pub mod semantic;
 pub mod server;
 pub mod trajectory;

@@ -185,6 +185,11 @@ pub fn server_config(brain: &Path, options: &ServerOptions) -> ServerConfig {
     config.poll_interval = options.poll_interval;
     config.token = options.token.clone();
     config.knowledge = options.knowledge.clone();
+    // Servers run without the semantic model unless a test names its folder:
+    // loading and embedding in every test would cost the suite minutes.
+    if !options.args.iter().any(|a| a == "--model-dir") {
+        config.model_dir = None;
+    }
     config
 }
 

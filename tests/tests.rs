@@ -15,5 +15,6 @@ mod nothing_lost;
 mod research;
 mod safety;
 mod search;
+mod semantic;
 mod sessions;
 mod trajectories;

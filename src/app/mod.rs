@@ -35,6 +35,7 @@ use crate::research::log::ResearchLog;
 use crate::research::{
     deciders::deciders_for, research_questions, ResearchRequest, ResearchResponse, ResearchSettings,
 };
+use crate::semantic::{ModelStatus, Semantic};
 
 /// What the core needs to know, whichever way it is reached.
 #[derive(Debug, Clone)]
@@ -42,6 +43,9 @@ pub struct CoreConfig {
     pub brain: BrainArgs,
     pub research: ResearchSettings,
     pub knowledge: knowledge::Settings,
+    /// The semantic model's folder for the long-running ways in; `None`:
+    /// lexical only.
+    pub model_dir: Option<std::path::PathBuf>,
 }
 
 impl CoreConfig {
@@ -51,6 +55,7 @@ impl CoreConfig {
             brain,
             research: ResearchSettings::default(),
             knowledge: knowledge::Settings::default(),
+            model_dir: None,
         }
     }
 }
@@ -74,6 +79,9 @@ struct Inner {
     sessions: Option<SessionStore>,
     max_note_bytes: u64,
     started: Instant,
+    /// The local semantic model and the passages' vectors (live ways in
+    /// only; off for one-shot commands).
+    semantic: Semantic,
 }
 
 /// `search`: a query and its filters.
@@ -184,6 +192,8 @@ pub struct Status {
     pub uptime_secs: u64,
     /// The deciders research tries, in order (`llm`, then `local`).
     pub deciders: Vec<String>,
+    /// The semantic model in use, if any, and how far embedding is.
+    pub model: ModelStatus,
 }
 
 impl Noggin {
@@ -212,11 +222,13 @@ impl Noggin {
         index.declare_owner(true);
         index.request_reconcile()?;
         let sessions = SessionStore::open(index.data_dir())?;
+        let semantic = Semantic::start(&index, config.model_dir.clone());
         Ok(Noggin::with_index(
             config,
             index,
             Some(watcher),
             Some(sessions),
+            semantic,
         ))
     }
 
@@ -239,7 +251,8 @@ impl Noggin {
                     .with_context(|| format!("cannot open the index of {:?}", brain.brain))
             }
         };
-        Ok(Noggin::with_index(config, index, None, None))
+        let semantic = Semantic::start(&index, None);
+        Ok(Noggin::with_index(config, index, None, None, semantic))
     }
 
     fn with_index(
@@ -247,6 +260,7 @@ impl Noggin {
         index: Index,
         watcher: Option<Watcher>,
         sessions: Option<SessionStore>,
+        semantic: Semantic,
     ) -> Noggin {
         let knowledge = Knowledge::new(index.brain(), config.knowledge.clone());
         Noggin {
@@ -259,8 +273,14 @@ impl Noggin {
                 sessions,
                 max_note_bytes: config.brain.max_note_bytes,
                 started: Instant::now(),
+                semantic,
             }),
         }
+    }
+
+    /// The semantic model and vectors (e.g. for a decider's semantic score).
+    pub fn semantic(&self) -> &Semantic {
+        &self.inner.semantic
     }
 
     pub fn index(&self) -> &Index {
@@ -504,6 +524,7 @@ impl Noggin {
                 .iter()
                 .map(|d| d.name().to_string())
                 .collect(),
+            model: self.inner.semantic.status(),
         }
     }
 }

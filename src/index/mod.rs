@@ -15,7 +15,7 @@ pub mod search;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use tantivy::directory::MmapDirectory;
@@ -24,7 +24,7 @@ use tantivy::{IndexReader, ReloadPolicy};
 pub use corpus::Corpus;
 pub use owner::{holder, Holder};
 pub use schema::{Fields, SCHEMA_VERSION};
-pub use search::{Hit, Passage, PassageKey, SearchFilter, SectionHit};
+pub use search::{Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
 pub use writer::{Progress, ReconcileReport};
 
 use analyzer::{text_analyzer, ANALYZER_NAME};
@@ -110,6 +110,8 @@ struct Inner {
     statistics: search::StatisticsCache,
     /// Term impacts of the current searcher generation.
     impacts: impacts::ImpactCache,
+    /// Mixes another ranking into [`Index::search`] (dense vectors).
+    reranker: OnceLock<Arc<dyn Reranker>>,
 }
 
 impl Index {
@@ -201,6 +203,7 @@ impl Index {
                 passages: search::PassageCache::new(search::CACHED_PASSAGES),
                 statistics: search::StatisticsCache::default(),
                 impacts: impacts::ImpactCache::default(),
+                reranker: OnceLock::new(),
             }),
         })
     }
@@ -244,6 +247,11 @@ impl Index {
             .filter(|m| m.is_file())
             .map(|m| m.len())
             .sum()
+    }
+
+    /// Installs the reranker of [`Index::search`]; only the first one counts.
+    pub fn set_reranker(&self, reranker: Arc<dyn Reranker>) {
+        let _ = self.inner.reranker.set(reranker);
     }
 
     fn writer(&self) -> Result<&writer::WriterHandle, Error> {

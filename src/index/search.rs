@@ -177,6 +177,21 @@ impl Bm25StatisticsProvider for CachedStatistics<'_> {
     }
 }
 
+/// Reorders a query's lexical passages with another signal: the semantic
+/// module installs one ([`Index::set_reranker`]) once its model is loaded.
+pub trait Reranker: Send + Sync {
+    /// The best `limit` passages for `query`, from the lexical ones (best
+    /// first) and whatever else the reranker finds within `filter`.
+    fn rerank(
+        &self,
+        index: &Index,
+        query: &str,
+        filter: &SearchFilter,
+        lexical: Vec<SectionHit>,
+        limit: usize,
+    ) -> Vec<SectionHit>;
+}
+
 /// One note in a search result: its best passage.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Hit {
@@ -198,11 +213,11 @@ pub fn rfc3339(secs: i64) -> String {
 }
 
 impl Index {
-    pub(super) fn searcher(&self) -> Searcher {
+    pub(crate) fn searcher(&self) -> Searcher {
         self.inner.reader.searcher()
     }
 
-    fn fields(&self) -> &Fields {
+    pub(crate) fn fields(&self) -> &Fields {
         &self.inner.fields
     }
 
@@ -380,7 +395,7 @@ impl Index {
         Ok(hits)
     }
 
-    fn section_hit(
+    pub(crate) fn section_hit(
         &self,
         searcher: &Searcher,
         address: DocAddress,
@@ -433,7 +448,10 @@ impl Index {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let sections = self.search_sections(&terms, filter, limit * 4 + 16)?;
+        let mut sections = self.search_sections(&terms, filter, limit * 4 + 16)?;
+        if let Some(reranker) = self.inner.reranker.get() {
+            sections = reranker.rerank(self, query, filter, sections, limit * 4 + 16);
+        }
         let term_set: HashSet<&str> = terms.iter().map(String::as_str).collect();
         let mut seen = HashSet::new();
         let mut hits = Vec::new();
