@@ -10,6 +10,7 @@ pub mod analyzer;
 pub mod corpus;
 mod impacts;
 mod owner;
+mod rank;
 mod schema;
 pub mod search;
 mod writer;
@@ -110,6 +111,8 @@ struct Inner {
     statistics: search::StatisticsCache,
     /// Term impacts of the current searcher generation.
     impacts: impacts::ImpactCache,
+    /// Note table and note-level term frequencies of the current generation.
+    notes: rank::NoteCacheByGeneration,
 }
 
 impl Index {
@@ -201,6 +204,7 @@ impl Index {
                 passages: search::PassageCache::new(search::CACHED_PASSAGES),
                 statistics: search::StatisticsCache::default(),
                 impacts: impacts::ImpactCache::default(),
+                notes: rank::NoteCacheByGeneration::default(),
             }),
         })
     }
