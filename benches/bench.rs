@@ -374,15 +374,6 @@ fn bench_retrieval(set: &Path) -> anyhow::Result<()> {
     println!(
         "ranking:             nDCG@10 {ndcg:.4}, recall@10 {recall_10:.4}, recall@100 {recall_100:.4}  ({judged} judged queries)"
     );
-    // EXPERIMENT ONLY
-    if let Ok(grid) = std::env::var("NOGGIN_RANK_GRID") {
-        for params in grid.split(';') {
-            std::env::set_var("NOGGIN_RANK", params);
-            let index = open_index(&brain)?;
-            let (ndcg, recall_10, recall_100, _) = score_ranking(&index, &queries, &qrels)?;
-            println!("grid {params:<24} nDCG@10 {ndcg:.4}, recall@10 {recall_10:.4}, recall@100 {recall_100:.4}");
-        }
-    }
     drop(index);
 
     let texts: Arc<Vec<String>> = Arc::new(queries.into_iter().map(|(_, t)| t).collect());

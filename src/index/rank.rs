@@ -79,8 +79,7 @@ pub(super) struct NoteCache {
 
 pub(super) type NoteCacheByGeneration = PerGeneration<NoteCache>;
 
-/// The parameters of a note ranking; the constants above, except in the
-/// experiments that chose them.
+/// The parameters of a note ranking: the constants above.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct RankParams {
     pub k1: f32,
@@ -91,25 +90,12 @@ pub(super) struct RankParams {
 
 impl Default for RankParams {
     fn default() -> Self {
-        let mut p = RankParams {
+        RankParams {
             k1: NOTE_K1,
             b: NOTE_B,
             title_weight: NOTE_TITLE_WEIGHT,
             passage_weight: PASSAGE_WEIGHT,
-        };
-        // EXPERIMENT ONLY: removed before commit.
-        if let Ok(v) = std::env::var("NOGGIN_RANK") {
-            let v: Vec<f32> = v.split(',').filter_map(|x| x.parse().ok()).collect();
-            if v.len() == 4 {
-                p = RankParams {
-                    k1: v[0],
-                    b: v[1],
-                    title_weight: v[2],
-                    passage_weight: v[3],
-                };
-            }
         }
-        p
     }
 }
 
