@@ -5,6 +5,7 @@
 //! cargo bench --bench bench -- research [VAULT_DIR]
 //! cargo bench --bench bench -- sessions [BRAIN_DIR]
 //! cargo bench --bench bench -- trajectory [CALLS]
+//! cargo bench --bench bench -- retrieval [BEIR_DIR]
 //! ```
 //!
 //! `index` measures a brain (default: the tldr-pages vault of the shared
@@ -19,6 +20,15 @@
 //! sending requests one after another, then many clients at once. Questions
 //! are the evaluation questions (English, Korean) and questions made from the
 //! headings of the Japanese and Chinese notes.
+//!
+//! `retrieval` indexes a BEIR-style set (default: SciFact of the shared
+//! evaluation data: `brain/` with one note per document, `queries-train.tsv`
+//! and `qrels-train.tsv`) copied to a temp dir, scores the ranking as
+//! `retrieval_eval.py` does (nDCG@10, recall@10 and @100), and times
+//! `Index::search` with every query at limit 10 and 100: one client, then
+//! 16 at once. Each timing starts from a freshly opened index, so its first
+//! pass over the queries pays for every term the caches have not seen yet;
+//! the later passes show the warm path.
 //!
 //! `sessions` (in [`sessions`]) measures working context: event ingest per
 //! second and the latency of the block, the context pack and the window.
@@ -40,8 +50,10 @@ mod sessions;
 #[path = "bench/trajectory.rs"]
 mod trajectory;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -84,11 +96,17 @@ const CLIENTS: usize = 16;
 /// Requests each of the concurrent clients sends.
 const REQUESTS_PER_CLIENT: usize = 25;
 
-const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR] | trajectory [CALLS] | model [MODEL_DIR]";
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR] | trajectory [CALLS] | model [MODEL_DIR] | retrieval [BEIR_DIR]";
 /// Passages `model` embeds from each of its two sources.
 const MODEL_PASSAGES: usize = 60;
 /// Characters of a note taken as one passage by `model`.
 const MODEL_PASSAGE_CHARS: usize = 1500;
+/// The BEIR-style set `retrieval` measures unless told otherwise, in the
+/// shared evaluation data.
+const DEFAULT_BEIR: &str = "scifact";
+/// Passes over the queries for each retrieval timing (the first is cold).
+const RETRIEVAL_ROUNDS: usize = 3;
+
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -123,6 +141,8 @@ fn main() -> ExitCode {
         },
         ["model"] => bench_model(None),
         ["model", dir] => bench_model(Some(Path::new(dir))),
+        ["retrieval"] => bench_retrieval(&shared_eval(DEFAULT_BEIR)),
+        ["retrieval", set] => bench_retrieval(Path::new(set)),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -460,6 +480,167 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
         peak_rss_kb()? as f64 / 1024.0
     );
     Ok(())
+}
+
+fn bench_retrieval(set: &Path) -> anyhow::Result<()> {
+    let temp = tempfile::tempdir()?;
+    let brain = temp.path().join("brain");
+    copy_brain(&set.join("brain"), &brain)?;
+    let queries = read_tsv(&set.join("queries-train.tsv"))?;
+    let mut qrels: HashMap<String, HashMap<String, u32>> = HashMap::new();
+    for row in read_tsv(&set.join("qrels-train.tsv"))? {
+        let (query, rest) = row;
+        if let Some((doc, relevance)) = rest.split_once('\t') {
+            qrels
+                .entry(query)
+                .or_default()
+                .insert(doc.to_string(), relevance.trim().parse()?);
+        }
+    }
+    let started = Instant::now();
+    let index = open_index(&brain)?;
+    let cold = index.reconcile_blocking(None)?;
+    println!(
+        "set: {} ({} notes, {} sections; indexed in {:.2} s), {} queries",
+        set.display(),
+        cold.notes,
+        cold.sections,
+        started.elapsed().as_secs_f64(),
+        queries.len()
+    );
+
+    let (ndcg, recall_10, recall_100, judged) = score_ranking(&index, &queries, &qrels)?;
+    println!(
+        "ranking:             nDCG@10 {ndcg:.4}, recall@10 {recall_10:.4}, recall@100 {recall_100:.4}  ({judged} judged queries)"
+    );
+    drop(index);
+
+    let texts: Arc<Vec<String>> = Arc::new(queries.into_iter().map(|(_, t)| t).collect());
+    for limit in [10, 100] {
+        for clients in [1, CLIENTS] {
+            // A fresh handle: its caches know no term yet.
+            let index = open_index(&brain)?;
+            let started = Instant::now();
+            let mut workers = Vec::with_capacity(clients);
+            for c in 0..clients {
+                let (index, texts) = (index.clone(), texts.clone());
+                workers.push(std::thread::spawn(move || {
+                    let mut rounds: Vec<Vec<Duration>> = (0..RETRIEVAL_ROUNDS)
+                        .map(|_| Vec::with_capacity(texts.len()))
+                        .collect();
+                    for round in rounds.iter_mut() {
+                        for i in 0..texts.len() {
+                            // Each client starts elsewhere in the queries.
+                            let text = &texts[(i + c * texts.len() / clients) % texts.len()];
+                            let started = Instant::now();
+                            index.search(text, &SearchFilter::default(), limit)?;
+                            round.push(started.elapsed());
+                        }
+                    }
+                    anyhow::Ok(rounds)
+                }));
+            }
+            let mut first = Vec::new();
+            let mut later = Vec::new();
+            for worker in workers {
+                let rounds = worker
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("a client panicked"))??;
+                for (round, samples) in rounds.into_iter().enumerate() {
+                    if round == 0 {
+                        first.extend(samples)
+                    } else {
+                        later.extend(samples)
+                    }
+                }
+            }
+            let wall = started.elapsed();
+            first.sort();
+            later.sort();
+            let searches = first.len() + later.len();
+            println!(
+                "search limit {limit:<3} {clients:>2} client{}: first pass p50 {:.2} ms, p99 {:.2} ms; warm p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms; {:.0} searches/s",
+                if clients == 1 { " " } else { "s" },
+                ms(percentile(&first, 0.50)),
+                ms(percentile(&first, 0.99)),
+                ms(percentile(&later, 0.50)),
+                ms(percentile(&later, 0.99)),
+                ms(*later.last().unwrap_or(&Duration::ZERO)),
+                searches as f64 / wall.as_secs_f64()
+            );
+        }
+    }
+    println!(
+        "peak RSS:            {:.1} MB",
+        peak_rss_kb()? as f64 / 1024.0
+    );
+    Ok(())
+}
+
+/// nDCG@10, recall@10 and recall@100 of `index`'s search over the judged
+/// queries, as retrieval_eval.py scores them, and how many were judged.
+fn score_ranking(
+    index: &Index,
+    queries: &[(String, String)],
+    qrels: &HashMap<String, HashMap<String, u32>>,
+) -> anyhow::Result<(f64, f64, f64, usize)> {
+    let (mut ndcg, mut recall_10, mut recall_100, mut judged) = (0.0, 0.0, 0.0, 0);
+    for (id, text) in queries {
+        let Some(relevant) = qrels.get(id) else {
+            continue;
+        };
+        let docs: Vec<String> = index
+            .search(text, &SearchFilter::default(), 100)?
+            .into_iter()
+            .map(|h| {
+                let name = h.path.rsplit('/').next().unwrap_or(&h.path);
+                name.strip_suffix(".md").unwrap_or(name).to_string()
+            })
+            .collect();
+        let gain = |r: u32| 2f64.powi(r as i32) - 1.0;
+        let dcg: f64 = docs
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(i, d)| gain(relevant.get(d).copied().unwrap_or(0)) / (i as f64 + 2.0).log2())
+            .sum();
+        let mut ideal: Vec<u32> = relevant.values().copied().collect();
+        ideal.sort_unstable_by(|a, b| b.cmp(a));
+        let idcg: f64 = ideal
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(i, &r)| gain(r) / (i as f64 + 2.0).log2())
+            .sum();
+        ndcg += dcg / idcg;
+        let wanted: Vec<&String> = relevant
+            .iter()
+            .filter(|(_, &r)| r > 0)
+            .map(|(d, _)| d)
+            .collect();
+        let found = |k: usize| {
+            wanted
+                .iter()
+                .filter(|d| docs[..docs.len().min(k)].contains(d))
+                .count()
+        };
+        recall_10 += found(10) as f64 / wanted.len() as f64;
+        recall_100 += found(100) as f64 / wanted.len() as f64;
+        judged += 1;
+    }
+    let n = judged.max(1) as f64;
+    Ok((ndcg / n, recall_10 / n, recall_100 / n, judged))
+}
+
+/// The rows of a tab-separated file as (first column, the rest).
+fn read_tsv(path: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect())
 }
 
 /// A path in the shared evaluation data: `../shared/eval` beside the

@@ -91,72 +91,95 @@ fn classify(c: char) -> CharClass {
 #[derive(Clone, Copy, Default)]
 pub struct MixedScriptTokenizer;
 
-/// Token stream of [`MixedScriptTokenizer`]; tokens are produced eagerly
-/// because CJK bigrams need a look-ahead of one character.
-pub struct MixedScriptStream {
-    tokens: Vec<Token>,
-    next: usize,
+/// Token stream of [`MixedScriptTokenizer`]: tokens are made one at a
+/// time in one reused token, as tantivy's own tokenizers do, because
+/// indexing runs every word of the brain through here.
+pub struct MixedScriptStream<'a> {
+    text: &'a str,
+    /// Byte offset of the next character to look at.
+    at: usize,
+    /// Inside a CJK run: the start of its last character, and whether that
+    /// character already began a bigram (then a run's end adds nothing).
+    cjk: Option<(usize, bool)>,
+    token: Token,
+    /// Tokens made so far; the next one's position.
+    made: usize,
 }
 
 impl Tokenizer for MixedScriptTokenizer {
-    type TokenStream<'a> = MixedScriptStream;
+    type TokenStream<'a> = MixedScriptStream<'a>;
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> MixedScriptStream {
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MixedScriptStream<'a> {
         MixedScriptStream {
-            tokens: tokenize(text),
-            next: 0,
+            text,
+            at: 0,
+            cjk: None,
+            token: Token::default(),
+            made: 0,
         }
     }
 }
 
-impl TokenStream for MixedScriptStream {
+impl MixedScriptStream<'_> {
+    fn emit(&mut self, from: usize, to: usize) -> bool {
+        self.token.offset_from = from;
+        self.token.offset_to = to;
+        self.token.position = self.made;
+        self.token.position_length = 1;
+        self.token.text.clear();
+        self.token.text.push_str(&self.text[from..to]);
+        self.made += 1;
+        true
+    }
+}
+
+impl TokenStream for MixedScriptStream<'_> {
     fn advance(&mut self) -> bool {
-        self.next += 1;
-        self.next <= self.tokens.len()
+        while let Some(c) = self.text[self.at..].chars().next() {
+            let start = self.at;
+            let end = start + c.len_utf8();
+            match (classify(c), self.cjk) {
+                (CharClass::Cjk, Some((previous, _))) => {
+                    // The bigram of the previous character and this one.
+                    self.cjk = Some((start, true));
+                    self.at = end;
+                    return self.emit(previous, end);
+                }
+                (CharClass::Cjk, None) => {
+                    self.cjk = Some((start, false));
+                    self.at = end;
+                }
+                (_, Some((previous, paired))) => {
+                    // A run ends; a run of one character is a unigram.
+                    self.cjk = None;
+                    if !paired {
+                        return self.emit(previous, start);
+                    }
+                }
+                (CharClass::Word, None) => {
+                    let rest = &self.text[start..];
+                    let len = rest
+                        .find(|c| classify(c) != CharClass::Word)
+                        .unwrap_or(rest.len());
+                    self.at = start + len;
+                    return self.emit(start, start + len);
+                }
+                (CharClass::Other, None) => self.at = end,
+            }
+        }
+        match self.cjk.take() {
+            Some((previous, false)) => self.emit(previous, self.text.len()),
+            _ => false,
+        }
     }
 
     fn token(&self) -> &Token {
-        &self.tokens[self.next - 1]
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.next - 1]
+        &mut self.token
     }
-}
-
-fn tokenize(text: &str) -> Vec<Token> {
-    let mut tokens = Vec::new();
-    let mut push = |from: usize, to: usize| {
-        let position = tokens.len();
-        tokens.push(Token {
-            offset_from: from,
-            offset_to: to,
-            position,
-            text: text[from..to].to_string(),
-            position_length: 1,
-        });
-    };
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let end_of = |i: usize| chars.get(i + 1).map_or(text.len(), |&(o, _)| o);
-    let mut i = 0;
-    while i < chars.len() {
-        let class = classify(chars[i].1);
-        let start = i;
-        while i < chars.len() && classify(chars[i].1) == class {
-            i += 1;
-        }
-        match class {
-            CharClass::Other => {}
-            CharClass::Word => push(chars[start].0, end_of(i - 1)),
-            CharClass::Cjk if i - start == 1 => push(chars[start].0, end_of(start)),
-            CharClass::Cjk => {
-                for (k, &(at, _)) in chars.iter().enumerate().take(i - 1).skip(start) {
-                    push(at, end_of(k + 1));
-                }
-            }
-        }
-    }
-    tokens
 }
 
 #[cfg(test)]
@@ -219,6 +242,82 @@ mod tests {
             assert!(text.is_char_boundary(token.offset_from));
             assert!(text.is_char_boundary(token.offset_to));
         }
+    }
+
+    /// The tokenizer as it was written first, eagerly over a character
+    /// list: the reference the streaming one is held to.
+    fn reference_tokens(text: &str) -> Vec<Token> {
+        let mut tokens = Vec::new();
+        let mut push = |from: usize, to: usize| {
+            let position = tokens.len();
+            tokens.push(Token {
+                offset_from: from,
+                offset_to: to,
+                position,
+                text: text[from..to].to_string(),
+                position_length: 1,
+            });
+        };
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let end_of = |i: usize| chars.get(i + 1).map_or(text.len(), |&(o, _)| o);
+        let mut i = 0;
+        while i < chars.len() {
+            let class = classify(chars[i].1);
+            let start = i;
+            while i < chars.len() && classify(chars[i].1) == class {
+                i += 1;
+            }
+            match class {
+                CharClass::Other => {}
+                CharClass::Word => push(chars[start].0, end_of(i - 1)),
+                CharClass::Cjk if i - start == 1 => push(chars[start].0, end_of(start)),
+                CharClass::Cjk => {
+                    for (k, &(at, _)) in chars.iter().enumerate().take(i - 1).skip(start) {
+                        push(at, end_of(k + 1));
+                    }
+                }
+            }
+        }
+        tokens
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn streaming_tokens_match_the_reference(text in "[a-zA-Z0-9 .,'é東京都두뇌를에서ノート-]{0,40}") {
+            let mut tokenizer = MixedScriptTokenizer;
+            let mut stream = tokenizer.token_stream(&text);
+            let mut got = Vec::new();
+            while stream.advance() {
+                got.push(stream.token().clone());
+            }
+            proptest::prop_assert_eq!(got, reference_tokens(&text));
+        }
+    }
+
+    #[test]
+    fn positions_and_offsets_follow_the_text() {
+        let text = "a 東京都 x 本";
+        let tokens = analyze(&mut text_analyzer(), text);
+        let got: Vec<(&str, usize, &str)> = tokens
+            .iter()
+            .map(|t| {
+                (
+                    t.text.as_str(),
+                    t.position,
+                    &text[t.offset_from..t.offset_to],
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", 0, "a"),
+                ("東京", 1, "東京"),
+                ("京都", 2, "京都"),
+                ("x", 3, "x"),
+                ("本", 4, "本")
+            ]
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ const CACHED_IMPACTS: usize = 4_000_000;
 
 /// A passage numbered across segments: its segment's first number plus its
 /// id in the segment.
-type GlobalDoc = u32;
+pub(super) type GlobalDoc = u32;
 
 /// A term's impacts in one field: each passage that has it, with its score.
 type ImpactList = Arc<[(GlobalDoc, f32)]>;
@@ -49,26 +49,61 @@ thread_local! {
     static SUMS: std::cell::RefCell<(Vec<f32>, Vec<GlobalDoc>)> = Default::default();
 }
 
+/// The first global passage number of each segment of the searcher.
+pub(super) fn segment_bases(searcher: &Searcher) -> Vec<GlobalDoc> {
+    searcher
+        .segment_readers()
+        .iter()
+        .scan(0, |next, segment| {
+            let base = *next;
+            *next += segment.max_doc();
+            Some(base)
+        })
+        .collect()
+}
+
 impl Index {
     /// The best `limit` passages for a disjunction of `(field, boost)`
     /// term queries over `terms`, best first; ties go to the earlier
-    /// passage.
+    /// passage. `keep` (by global passage number) narrows them.
     pub(super) fn top_by_impacts(
         &self,
         searcher: &Searcher,
         terms: &[String],
         fields: &[(Field, f32)],
+        keep: Option<&dyn Fn(GlobalDoc) -> bool>,
         limit: usize,
     ) -> Result<Vec<(f32, DocAddress)>, Error> {
-        let bases: Vec<GlobalDoc> = searcher
-            .segment_readers()
-            .iter()
-            .scan(0, |next, segment| {
-                let base = *next;
-                *next += segment.max_doc();
-                Some(base)
+        let bases = segment_bases(searcher);
+        let mut top = self.passage_scores(searcher, &bases, terms, fields)?;
+        if let Some(keep) = keep {
+            top.retain(|&(doc, _)| keep(doc));
+        }
+        let order =
+            |a: &(GlobalDoc, f32), b: &(GlobalDoc, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if top.len() > limit {
+            top.select_nth_unstable_by(limit, order);
+            top.truncate(limit);
+        }
+        top.sort_unstable_by(order);
+        Ok(top
+            .into_iter()
+            .map(|(doc, score)| {
+                let segment = bases.partition_point(|&b| b <= doc) - 1;
+                (score, DocAddress::new(segment as u32, doc - bases[segment]))
             })
-            .collect();
+            .collect())
+    }
+
+    /// Every passage that matches any of `terms` in any of `fields`, with
+    /// its summed score, in no particular order.
+    pub(super) fn passage_scores(
+        &self,
+        searcher: &Searcher,
+        bases: &[GlobalDoc],
+        terms: &[String],
+        fields: &[(Field, f32)],
+    ) -> Result<Vec<(GlobalDoc, f32)>, Error> {
         let total = searcher
             .segment_readers()
             .iter()
@@ -77,10 +112,10 @@ impl Index {
         let mut lists = Vec::with_capacity(terms.len() * fields.len());
         for term in terms {
             for &(field, boost) in fields {
-                lists.push(self.impacts(searcher, &bases, field, boost, term)?);
+                lists.push(self.impacts(searcher, bases, field, boost, term)?);
             }
         }
-        let mut top: Vec<(f32, GlobalDoc)> = SUMS.with_borrow_mut(|(sums, touched)| {
+        Ok(SUMS.with_borrow_mut(|(sums, touched)| {
             sums.resize(total, 0.0);
             for list in &lists {
                 for &(doc, score) in list.iter() {
@@ -91,27 +126,13 @@ impl Index {
                     *sum += score;
                 }
             }
-            let top = touched.iter().map(|&d| (sums[d as usize], d)).collect();
+            let scores = touched.iter().map(|&d| (d, sums[d as usize])).collect();
             for &d in touched.iter() {
                 sums[d as usize] = 0.0;
             }
             touched.clear();
-            top
-        });
-        let order =
-            |a: &(f32, GlobalDoc), b: &(f32, GlobalDoc)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if top.len() > limit {
-            top.select_nth_unstable_by(limit, order);
-            top.truncate(limit);
-        }
-        top.sort_unstable_by(order);
-        Ok(top
-            .into_iter()
-            .map(|(score, doc)| {
-                let segment = bases.partition_point(|&b| b <= doc) - 1;
-                (score, DocAddress::new(segment as u32, doc - bases[segment]))
-            })
-            .collect())
+            scores
+        }))
     }
 
     /// One term's impacts in one field, from the cache or worked out.
@@ -270,7 +291,7 @@ mod tests {
             };
             let by_impacts = |limit| {
                 index
-                    .top_by_impacts(&searcher, &terms, &fields, limit)
+                    .top_by_impacts(&searcher, &terms, &fields, None, limit)
                     .unwrap()
             };
             // Everything that matches: the same passages with the same

@@ -10,6 +10,7 @@ pub mod analyzer;
 pub mod corpus;
 mod impacts;
 mod owner;
+mod rank;
 mod schema;
 pub mod search;
 mod writer;
@@ -112,6 +113,8 @@ struct Inner {
     impacts: impacts::ImpactCache,
     /// Mixes another ranking into [`Index::search`] (dense vectors).
     reranker: OnceLock<Arc<dyn Reranker>>,
+    /// Note table and note-level term frequencies of the current generation.
+    notes: rank::NoteCacheByGeneration,
 }
 
 impl Index {
@@ -204,6 +207,7 @@ impl Index {
                 statistics: search::StatisticsCache::default(),
                 impacts: impacts::ImpactCache::default(),
                 reranker: OnceLock::new(),
+                notes: rank::NoteCacheByGeneration::default(),
             }),
         })
     }

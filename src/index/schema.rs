@@ -8,7 +8,10 @@ use super::analyzer::ANALYZER_NAME;
 
 /// Bumped whenever the schema, the analysis or what parsing stores changes;
 /// an index of another version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// Name of the fast field that numbers a passage's note.
+pub const NOTE_FIELD: &str = "note";
 
 /// Handles to the fields of [`build_schema`].
 #[derive(Clone, Copy)]
@@ -31,6 +34,9 @@ pub struct Fields {
     pub kind: Field,
     /// Position of the passage in its note.
     pub ord: Field,
+    /// A hash of the note's path, the same for all its passages: the fast
+    /// field by which note-level ranking groups passages into notes.
+    pub note: Field,
 }
 
 pub fn build_schema() -> (Schema, Fields) {
@@ -53,6 +59,7 @@ pub fn build_schema() -> (Schema, Fields) {
         created: builder.add_text_field("created", STORED),
         kind: builder.add_text_field("kind", STRING | STORED),
         ord: builder.add_u64_field("ord", STORED),
+        note: builder.add_u64_field(NOTE_FIELD, FAST),
     };
     (builder.build(), fields)
 }

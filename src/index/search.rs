@@ -11,14 +11,12 @@ use std::sync::{Arc, LazyLock, MutexGuard};
 use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::index::SegmentId;
-use tantivy::query::{
-    Bm25StatisticsProvider, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery,
-};
+use tantivy::query::{Bm25StatisticsProvider, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Term, Value};
 use tantivy::{DocAddress, DocId, Searcher, TantivyDocument};
 
 use super::analyzer::{analyze, text_analyzer, with_analyzer};
-use super::{Error, Fields, Index};
+use super::{rank, Error, Fields, Index};
 use crate::cache::{CappedMap, Generation, PerGeneration};
 
 /// Score multipliers for a match in the title or heading instead of the text.
@@ -281,12 +279,25 @@ impl Index {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
+        let terms = capped_terms(self, terms);
         let searcher = self.searcher();
-        let filters = self.filter_queries(filter);
-        let top = if filters.is_empty() {
-            self.top_by_impacts(&searcher, terms, &self.scored_fields(), limit.max(1))?
+        let clauses = self.filter_clauses(filter);
+        let top = if clauses.is_empty() {
+            self.top_by_impacts(&searcher, &terms, &self.scored_fields(), None, limit.max(1))?
         } else {
-            self.top_by_query(&searcher, terms, filters, limit.max(1))?
+            let table = self.note_table(&searcher)?;
+            let allowed = self.allowed_notes(&searcher, &table, &clauses)?;
+            let keep = |doc: u32| {
+                let note = table.note_of_doc[doc as usize];
+                allowed.get(note as usize).copied().unwrap_or(false)
+            };
+            self.top_by_impacts(
+                &searcher,
+                &terms,
+                &self.scored_fields(),
+                Some(&keep),
+                limit.max(1),
+            )?
         };
         top.into_iter()
             .map(|(score, address)| self.section_hit(&searcher, address, score))
@@ -303,23 +314,13 @@ impl Index {
         ]
     }
 
-    /// The clauses a filter adds; none for an empty filter.
-    fn filter_queries(&self, filter: &SearchFilter) -> Vec<(Occur, Box<dyn Query>)> {
+    /// The (field, value) pairs a filter requires; none for an empty filter.
+    fn filter_clauses(&self, filter: &SearchFilter) -> Vec<(Field, String)> {
         let f = *self.fields();
-        let exact = |field, value: &str| -> (Occur, Box<dyn Query>) {
-            let query = ConstScoreQuery::new(
-                Box::new(TermQuery::new(
-                    Term::from_field_text(field, value),
-                    IndexRecordOption::Basic,
-                )),
-                0.0,
-            );
-            (Occur::Must, Box::new(query))
-        };
-        let mut filters = Vec::new();
+        let mut clauses = Vec::new();
         if let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')) {
             if !folder.is_empty() {
-                filters.push(exact(f.folders, folder));
+                clauses.push((f.folders, folder.to_string()));
             }
         }
         if let Some(tag) = filter
@@ -327,23 +328,43 @@ impl Index {
             .as_deref()
             .and_then(crate::brain::parse::normalize_tag)
         {
-            filters.push(exact(f.tags, &tag));
+            clauses.push((f.tags, tag));
         }
         if let Some(kind) = filter.kind {
-            filters.push(exact(f.kind, kind));
+            clauses.push((f.kind, kind.to_string()));
         }
-        filters
+        clauses
     }
 
-    /// [`Index::search_sections`] as a tantivy query: the disjunction of the
-    /// terms in every scored field, within the filters.
+    /// The ranked notes of [`Index::search`], before their passages are read.
+    fn ranked_notes(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        filter: &SearchFilter,
+        limit: usize,
+    ) -> Result<Vec<rank::RankedNote>, Error> {
+        let clauses = self.filter_clauses(filter);
+        if clauses.is_empty() {
+            return self.top_notes(searcher, terms, None, limit);
+        }
+        let table = self.note_table(searcher)?;
+        let allowed = self.allowed_notes(searcher, &table, &clauses)?;
+        self.top_notes(searcher, terms, Some(&allowed), limit)
+    }
+
+    /// Passage scores as a tantivy query: the disjunction of the terms in
+    /// every scored field, within the filters. The reference the cached
+    /// impacts are tested against.
+    #[cfg(test)]
     pub(super) fn top_by_query(
         &self,
         searcher: &Searcher,
         terms: &[String],
-        mut filters: Vec<(Occur, Box<dyn Query>)>,
+        mut filters: Vec<(tantivy::query::Occur, Box<dyn tantivy::query::Query>)>,
         limit: usize,
     ) -> Result<Vec<(f32, DocAddress)>, Error> {
+        use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query};
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for term in terms {
             for (field, boost) in self.scored_fields() {
@@ -448,14 +469,25 @@ impl Index {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let mut sections = self.search_sections(&terms, filter, limit * 4 + 16)?;
+        let terms = capped_terms(self, &terms);
+        let searcher = self.searcher();
+        let ranked = self.ranked_notes(&searcher, &terms, filter, limit)?;
+        let mut sections = Vec::with_capacity(ranked.len());
+        for note in ranked {
+            sections.push(self.section_hit(&searcher, note.best_passage, note.score)?);
+        }
         if let Some(reranker) = self.inner.reranker.get() {
             sections = reranker.rerank(self, query, filter, sections, limit * 4 + 16);
         }
         let term_set: HashSet<&str> = terms.iter().map(String::as_str).collect();
         let mut seen = HashSet::new();
-        let mut hits = Vec::new();
+        let mut hits = Vec::with_capacity(limit);
         for section in sections {
+            if hits.len() == limit {
+                break;
+            }
+            // A reranker may bring several passages of one note: the first
+            // stands for the note.
             if !seen.insert(section.path.clone()) {
                 continue;
             }
@@ -472,12 +504,33 @@ impl Index {
                 score: section.score,
                 modified: rfc3339(section.modified),
             });
-            if hits.len() == limit {
-                break;
-            }
         }
         Ok(hits)
     }
+}
+
+/// Most terms a query is searched with; a pasted paragraph keeps its rarest
+/// terms, which carry nearly all of the ranking.
+pub const MAX_QUERY_TERMS: usize = 32;
+
+/// At most [`MAX_QUERY_TERMS`] of `terms`, the rarest (by passage frequency
+/// in the text), in their first order.
+fn capped_terms(index: &Index, terms: &[String]) -> Vec<String> {
+    if terms.len() <= MAX_QUERY_TERMS {
+        return terms.to_vec();
+    }
+    let mut by_rarity: Vec<(u64, usize)> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (index.doc_freq(t).0, i))
+        .collect();
+    by_rarity.sort_unstable();
+    let mut kept: Vec<usize> = by_rarity[..MAX_QUERY_TERMS]
+        .iter()
+        .map(|&(_, i)| i)
+        .collect();
+    kept.sort_unstable();
+    kept.into_iter().map(|i| terms[i].clone()).collect()
 }
 
 /// Escapes text for HTML element content and attribute values.

@@ -11,7 +11,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use tantivy::indexer::UserOperation;
 use tantivy::schema::Term;
 use tantivy::{IndexReader, IndexWriter, TantivyDocument};
 use tokio::sync::oneshot;
@@ -20,6 +22,9 @@ use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
 use crate::brain::scan::{read_note_text, scan_brain, stat_note, NoteFile};
 use crate::brain::{parse_note, Note};
+
+/// Notes read and parsed together before their documents go to the writer.
+const PARSE_CHUNK: usize = 256;
 
 /// Called with (notes done, notes total) while reconciling.
 pub type Progress = Box<dyn Fn(usize, usize) + Send>;
@@ -289,23 +294,36 @@ impl WriterOwner {
             report.removed += 1;
             changed = true;
         }
-        for (done, file) in files.iter().enumerate() {
-            match self.look_at(file) {
-                Outcome::Unchanged => report.unchanged += 1,
-                Outcome::Touched => {
-                    report.unchanged += 1;
-                    changed = true;
+        // Reading and parsing run on all cores, a chunk at a time so that
+        // parsed documents never pile up; this thread feeds them to the one
+        // writer in path order while tantivy's threads index the chunk
+        // before.
+        let mut done = 0;
+        for chunk in files.chunks(PARSE_CHUNK) {
+            let prepared: Vec<Prepared> = {
+                let (fields, manifest) = (&self.setup.fields, &self.manifest);
+                chunk
+                    .par_iter()
+                    .map(|file| prepare(fields, manifest, file))
+                    .collect()
+            };
+            for (file, prepared) in chunk.iter().zip(prepared) {
+                match self.apply(file, prepared) {
+                    Outcome::Unchanged => report.unchanged += 1,
+                    Outcome::Touched => {
+                        report.unchanged += 1;
+                        changed = true;
+                    }
+                    Outcome::Reindexed => {
+                        report.reparsed += 1;
+                        changed = true;
+                    }
+                    Outcome::Removed | Outcome::Absent => {}
                 }
-                Outcome::Reindexed => {
-                    report.reparsed += 1;
-                    changed = true;
-                }
-                Outcome::Removed | Outcome::Absent => {}
             }
+            done += chunk.len();
             if let Some(progress) = &progress {
-                if done % 64 == 0 || done + 1 == total {
-                    progress(done + 1, total);
-                }
+                progress(done, total);
             }
         }
         if changed || self.manifest.schema != SCHEMA_VERSION {
@@ -348,38 +366,35 @@ impl WriterOwner {
     }
 
     fn look_at(&mut self, file: &NoteFile) -> Outcome {
-        let known = self.manifest.notes.get(&file.rel_path);
-        if known.is_some_and(|e| e.size == file.size && e.mtime_ns == file.mtime_ns) {
-            return Outcome::Unchanged;
-        }
-        let text = match read_note_text(file) {
-            Ok(text) => text,
-            Err(error) => {
-                tracing::warn!(%error, "skipping an unreadable note");
-                return Outcome::Unchanged;
+        let prepared = prepare(&self.setup.fields, &self.manifest, file);
+        self.apply(file, prepared)
+    }
+
+    /// Records in the index and the manifest what [`prepare`] found.
+    fn apply(&mut self, file: &NoteFile, prepared: Prepared) -> Outcome {
+        match prepared {
+            Prepared::Unchanged => Outcome::Unchanged,
+            Prepared::Touched => {
+                if let Some(entry) = self.manifest.notes.get_mut(&file.rel_path) {
+                    entry.size = file.size;
+                    entry.mtime_ns = file.mtime_ns;
+                }
+                Outcome::Touched
             }
-        };
-        let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
-        if let Some(entry) = self.manifest.notes.get_mut(&file.rel_path) {
-            if entry.hash == hash {
-                entry.size = file.size;
-                entry.mtime_ns = file.mtime_ns;
-                return Outcome::Touched;
+            Prepared::Parsed { hash, docs } => {
+                let sections = self.replace_note(&file.rel_path, docs);
+                self.manifest.notes.insert(
+                    file.rel_path.clone(),
+                    ManifestEntry {
+                        size: file.size,
+                        mtime_ns: file.mtime_ns,
+                        hash,
+                        sections,
+                    },
+                );
+                Outcome::Reindexed
             }
         }
-        let note = parse_note(&file.rel_path, &text);
-        self.delete_note(&file.rel_path);
-        let sections = self.add_note(&note, file.mtime_ns / 1_000_000_000);
-        self.manifest.notes.insert(
-            file.rel_path.clone(),
-            ManifestEntry {
-                size: file.size,
-                mtime_ns: file.mtime_ns,
-                hash,
-                sections,
-            },
-        );
-        Outcome::Reindexed
     }
 
     fn delete_note(&mut self, rel_path: &str) {
@@ -388,36 +403,24 @@ impl WriterOwner {
         self.manifest.notes.remove(rel_path);
     }
 
-    fn add_note(&mut self, note: &Note, modified_secs: i64) -> u32 {
-        let f = &self.setup.fields;
-        let folders = ancestor_folders(&note.path);
-        let created = note.created.map(|d| d.to_string()).unwrap_or_default();
-        let mut added = 0;
-        for (ord, section) in note.sections.iter().enumerate() {
-            let mut doc = TantivyDocument::default();
-            doc.add_text(f.path, &note.path);
-            for folder in &folders {
-                doc.add_text(f.folders, folder);
-            }
-            doc.add_text(f.title, &note.title);
-            for alias in &note.aliases {
-                doc.add_text(f.title, alias);
-            }
-            doc.add_text(f.heading, &section.heading);
-            for tag in &note.tags {
-                doc.add_text(f.tags, tag);
-            }
-            doc.add_text(f.text, &section.text);
-            doc.add_i64(f.modified, modified_secs);
-            doc.add_text(f.created, &created);
-            doc.add_text(f.kind, note.kind.as_str());
-            doc.add_u64(f.ord, ord as u64);
-            match self.setup.writer.add_document(doc) {
-                Ok(_) => added += 1,
-                Err(error) => tracing::error!(path = %note.path, %error, "cannot index a section"),
+    /// Deletes the indexed passages of the note and adds its new ones, as
+    /// one batch: tantivy puts a batch in one segment, in order, which is
+    /// how note-level ranking finds a note's passages side by side.
+    fn replace_note(&mut self, rel_path: &str, docs: Vec<TantivyDocument>) -> u32 {
+        let added = docs.len() as u32;
+        let mut batch = Vec::with_capacity(docs.len() + 1);
+        batch.push(UserOperation::Delete(Term::from_field_text(
+            self.setup.fields.path,
+            rel_path,
+        )));
+        batch.extend(docs.into_iter().map(UserOperation::Add));
+        match self.setup.writer.run(batch) {
+            Ok(_) => added,
+            Err(error) => {
+                tracing::error!(path = %rel_path, %error, "cannot index a note");
+                0
             }
         }
-        added
     }
 
     fn commit(&mut self) {
@@ -452,6 +455,78 @@ impl WriterOwner {
             Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         status.commit_error = None;
     }
+}
+
+/// What reading a note file found, before anything is written: the part of
+/// indexing that needs no writer, so it can run on many threads.
+enum Prepared {
+    /// Size and mtime as indexed: not even read.
+    Unchanged,
+    /// Read, but the content is as indexed.
+    Touched,
+    /// New or changed content, parsed into its documents.
+    Parsed {
+        hash: u64,
+        docs: Vec<TantivyDocument>,
+    },
+}
+
+/// Reads, hashes and parses a note file unless the manifest shows it
+/// unchanged; an unreadable file counts as unchanged (with a warning).
+fn prepare(fields: &Fields, manifest: &Manifest, file: &NoteFile) -> Prepared {
+    let known = manifest.notes.get(&file.rel_path);
+    if known.is_some_and(|e| e.size == file.size && e.mtime_ns == file.mtime_ns) {
+        return Prepared::Unchanged;
+    }
+    let text = match read_note_text(file) {
+        Ok(text) => text,
+        Err(error) => {
+            tracing::warn!(%error, "skipping an unreadable note");
+            return Prepared::Unchanged;
+        }
+    };
+    let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+    if known.is_some_and(|e| e.hash == hash) {
+        return Prepared::Touched;
+    }
+    let note = parse_note(&file.rel_path, &text);
+    Prepared::Parsed {
+        hash,
+        docs: note_documents(fields, &note, file.mtime_ns / 1_000_000_000),
+    }
+}
+
+/// The tantivy documents of a note: one per passage.
+fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDocument> {
+    let folders = ancestor_folders(&note.path);
+    let created = note.created.map(|d| d.to_string()).unwrap_or_default();
+    let note_id = xxhash_rust::xxh3::xxh3_64(note.path.as_bytes());
+    note.sections
+        .iter()
+        .enumerate()
+        .map(|(ord, section)| {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.path, &note.path);
+            for folder in &folders {
+                doc.add_text(f.folders, folder);
+            }
+            doc.add_text(f.title, &note.title);
+            for alias in &note.aliases {
+                doc.add_text(f.title, alias);
+            }
+            doc.add_text(f.heading, &section.heading);
+            for tag in &note.tags {
+                doc.add_text(f.tags, tag);
+            }
+            doc.add_text(f.text, &section.text);
+            doc.add_i64(f.modified, modified_secs);
+            doc.add_text(f.created, &created);
+            doc.add_text(f.kind, note.kind.as_str());
+            doc.add_u64(f.ord, ord as u64);
+            doc.add_u64(f.note, note_id);
+            doc
+        })
+        .collect()
 }
 
 /// "a/b/c.md" → ["a", "a/b"].
