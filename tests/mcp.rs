@@ -52,7 +52,17 @@ fn assert_found_everything(found: &Value) {
         .iter()
         .filter_map(Value::as_str)
         .collect();
-    for tool in ["read_note", "remember", "research", "search", "status"] {
+    for tool in [
+        "context_pack",
+        "context_window",
+        "read_note",
+        "remember",
+        "research",
+        "search",
+        "session_events",
+        "status",
+        "working_context",
+    ] {
         assert!(tools.contains(&tool), "{tool} in {tools:?}");
     }
     assert!(found["notes"].as_u64().unwrap_or(0) >= 40, "{found}");
@@ -71,6 +81,19 @@ fn assert_found_everything(found: &Value) {
         found["too_many_error"],
         "too-many-questions: at most 20 questions per request (got 21)"
     );
+    // The working-context tools: the HTTP API's codes, the same core.
+    assert_eq!(found["working_context_goal"], "Ship the refund button");
+    assert!(
+        found["bad_event_error"].as_str().is_some_and(
+            |e| e.starts_with("unknown-event-type: event 1 has the unknown type \"nope\"")
+        ),
+        "{found}"
+    );
+    assert_eq!(
+        found["unknown_session_error"],
+        "unknown-session: no session \"never-seen\"; it is created by its first event"
+    );
+    assert!(found["pack_chars"].as_u64().unwrap_or(0) > 0, "{found}");
     assert!(found["resources"].as_u64().unwrap_or(0) >= 40, "{found}");
 }
 

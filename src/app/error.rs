@@ -17,6 +17,13 @@ pub enum Error {
     /// What the caller named does not exist (or may not be shown).
     #[error("{0}")]
     NotFound(String),
+    /// The session named has no events (HTTP 404 `unknown-session`).
+    #[error("{0}")]
+    UnknownSession(String),
+    /// The caller sent something larger than noggin takes (HTTP 413):
+    /// nothing was changed.
+    #[error("{message}")]
+    TooLarge { code: &'static str, message: String },
     /// A passing shortage (out of file descriptors, a note an editor kept
     /// saving): nothing was acknowledged, and trying again is the remedy.
     #[error("{0}")]
@@ -38,6 +45,36 @@ impl Error {
 impl From<crate::research::InvalidRequest> for Error {
     fn from(invalid: crate::research::InvalidRequest) -> Error {
         Error::invalid(invalid.code(), invalid.to_string())
+    }
+}
+
+impl Error {
+    /// The stable machine-readable code of a caller's mistake, as HTTP and
+    /// MCP show it.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Invalid { code, .. } | Error::TooLarge { code, .. } => code,
+            Error::NotFound(_) => "not-found",
+            Error::UnknownSession(_) => "unknown-session",
+            Error::Busy(_) => "busy",
+            Error::Internal(_) => "internal",
+        }
+    }
+}
+
+impl From<crate::context::Error> for Error {
+    fn from(error: crate::context::Error) -> Error {
+        use crate::context::Error as E;
+        match error {
+            E::InvalidSession => Error::invalid("invalid-session", error.to_string()),
+            E::UnknownSession(_) => Error::UnknownSession(error.to_string()),
+            E::InvalidEvent(invalid) if invalid.is_too_large() => Error::TooLarge {
+                code: invalid.code(),
+                message: invalid.to_string(),
+            },
+            E::InvalidEvent(invalid) => Error::invalid(invalid.code(), invalid.to_string()),
+            other => Error::Internal(other.into()),
+        }
     }
 }
 

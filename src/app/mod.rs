@@ -9,6 +9,7 @@
 //! input into the request types below and the [`Error`] into their own shape;
 //! none of them runs a use case itself.
 
+mod context;
 mod error;
 
 use std::path::Path;
@@ -18,6 +19,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+pub use context::{
+    check_session_id, etag, invalid_budget, PackResponse, SessionEventsRequest, SessionList,
+    WorkingContextRequest, WorkingContextView,
+};
 pub use error::Error;
 
 use crate::brain::parse::parse_note;

@@ -35,7 +35,7 @@ pub struct Section {
 }
 
 /// What became of one section.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct SectionReport {
     pub name: &'static str,
     /// Characters it takes in the output, heading and newline included.
@@ -255,7 +255,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
 }
 
 /// A rendered block and what went into it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RenderedBlock {
     /// The block, or `None` when the context is empty or the budget holds
     /// nothing of it.

@@ -38,7 +38,9 @@ pub const PATH_FIELDS: [&str; 6] = [
 const PATH_SEARCH_DEPTH: usize = 4;
 
 /// The kind of a failure; the latest of each kind supersedes older ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FailureKind {
     Build,

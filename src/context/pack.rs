@@ -23,7 +23,7 @@ pub const PACK_FOOTER: &str = "[/context-pack]";
 const QUERY_HEADING: &str = "## Last user query";
 
 /// `POST /v1/context` body.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PackRequest {
     #[serde(default)]
@@ -84,7 +84,7 @@ impl PackRequest {
 }
 
 /// Where the last user query came from.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct QueryReport {
     /// `prompt` (the request's) or `session` (its last `user_message`).
     pub source: &'static str,
@@ -94,7 +94,7 @@ pub struct QueryReport {
 }
 
 /// The assembled pack.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Pack {
     /// The pack, or `None` when there is nothing to put in it.
     pub pack: Option<String>,

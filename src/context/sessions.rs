@@ -71,7 +71,7 @@ pub struct Session {
 }
 
 /// A session as `GET /v1/sessions` lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SessionSummary {
     pub id: String,
     pub updated: String,
@@ -80,7 +80,7 @@ pub struct SessionSummary {
 }
 
 /// What storing a request's events did.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Appended {
     pub session: String,
     /// Events stored by this request.

@@ -15,14 +15,14 @@ use super::{
 };
 
 /// A goal or a progress item.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Item {
     pub text: String,
     pub done: bool,
 }
 
 /// The latest failure of one kind.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     pub kind: FailureKind,
     /// Up to [`MAX_FAILURE_CHARS`], cut with "…" beyond.
@@ -36,7 +36,7 @@ pub struct Failure {
 }
 
 /// A file the session touched recently.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecentFile {
     pub path: String,
     /// True once a tool wrote or edited it (while it stayed in the ring).
@@ -46,14 +46,14 @@ pub struct RecentFile {
 }
 
 /// An answer the user confirmed in this session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Confirmed {
     pub question: String,
     pub answer: String,
 }
 
 /// Everything a session keeps.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorkingContext {
     pub last_user_query: Option<String>,
     pub goals: Vec<Item>,
@@ -72,7 +72,7 @@ pub struct WorkingContext {
 }
 
 /// What applying an event did that the caller should hear about.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Note {
     /// The event, numbered from 1 within its request.
     pub event: usize,

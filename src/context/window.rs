@@ -25,7 +25,7 @@ pub const ESTIMATOR: &str = "noggin-chars-v1: ceil(non-CJK characters of the mes
 const MESSAGE_OVERHEAD_TOKENS: usize = 4;
 
 /// `POST /v1/context/window` body.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowRequest {
     pub messages: Vec<Value>,
@@ -39,7 +39,7 @@ pub struct WindowRequest {
 }
 
 /// What is kept whatever the budget (the latest user message always is).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Protect {
     /// Keep `system` and `developer` messages (default true).
@@ -224,7 +224,7 @@ pub fn estimate_tokens(message: &Value) -> usize {
 }
 
 /// A call or result with no partner in the input.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Orphan {
     /// `call` or `result`.
     pub kind: &'static str,
@@ -234,7 +234,7 @@ pub struct Orphan {
 }
 
 /// A change made to keep the window's promises.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Repair {
     /// `removed-orphan-call`, `removed-orphan-result`,
     /// `dropped-emptied-message`, `kept-latest-user-message`,
@@ -246,7 +246,7 @@ pub struct Repair {
 }
 
 /// A message left out of the window.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Dropped {
     pub index: usize,
     pub role: String,
@@ -256,7 +256,7 @@ pub struct Dropped {
 }
 
 /// The token accounting of a window.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Tokens {
     pub budget: usize,
     /// Kept messages plus the pinned block.
@@ -267,7 +267,7 @@ pub struct Tokens {
 }
 
 /// A pinned block, counted in the budget.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Pinned {
     pub block: String,
     pub tokens: usize,
@@ -277,7 +277,7 @@ pub struct Pinned {
 }
 
 /// `POST /v1/context/window` response.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Window {
     /// The kept messages, in their original order, after repairs.
     pub messages: Vec<Value>,

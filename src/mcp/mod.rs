@@ -24,9 +24,13 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler, Ser
 use serde::Deserialize;
 
 use crate::app::{
-    self, Noggin, NoteView, RememberRequest, Remembered, SearchRequest, SearchResults, Status,
+    self, Noggin, NoteView, PackResponse, RememberRequest, Remembered, SearchRequest,
+    SearchResults, SessionEventsRequest, Status, WorkingContextRequest, WorkingContextView,
 };
 use crate::brain::scan::scan_brain;
+use crate::context::pack::PackRequest;
+use crate::context::sessions::Appended;
+use crate::context::window::{Window, WindowRequest};
 use crate::research::{ResearchRequest, ResearchResponse};
 
 /// Resource URIs of notes: `note:///<path>`.
@@ -53,6 +57,8 @@ fn tool_error(error: app::Error) -> String {
     match error {
         app::Error::Invalid { code, message } => format!("{code}: {message}"),
         app::Error::NotFound(message) => format!("not-found: {message}"),
+        app::Error::UnknownSession(message) => format!("unknown-session: {message}"),
+        app::Error::TooLarge { code, message } => format!("{code}: {message}"),
         app::Error::Busy(message) => format!("busy: {message}"),
         app::Error::Internal(error) => {
             tracing::error!(error = %format!("{error:#}"), "MCP tool failed");
@@ -125,6 +131,70 @@ impl NogginMcp {
     ) -> Result<Json<NoteView>, String> {
         self.app
             .read_note(request.path)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// A session's events stored, as `POST /v1/sessions/{id}/events`.
+    #[tool(
+        name = "session_events",
+        description = "Record what happens in this session (user messages, goals, tool calls with file paths, build/test failures, progress, decisions) so noggin keeps its working context across compaction. All events are checked before any is stored."
+    )]
+    async fn session_events(
+        &self,
+        Parameters(request): Parameters<SessionEventsRequest>,
+    ) -> Result<Json<Appended>, String> {
+        self.app
+            .session_events(request.session, serde_json::Value::Array(request.events))
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// A session's `[working-context]` block, as `GET /v1/sessions/{id}/context`.
+    #[tool(
+        name = "working_context",
+        description = "The session's working context as a `[working-context]` block within a character budget: the last user query, goals, latest failures, recent files, progress, decisions, open questions and confirmed answers; also structured."
+    )]
+    async fn working_context(
+        &self,
+        Parameters(request): Parameters<WorkingContextRequest>,
+    ) -> Result<Json<WorkingContextView>, String> {
+        self.app
+            .working_context(request.session, request.budget)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// The context pack, as `POST /v1/context`.
+    #[tool(
+        name = "context_pack",
+        description = "One `[context-pack]` block within a character budget: the last user query, the session's working context, project context and research for open questions (answered from the notes; the rest listed as unanswered)."
+    )]
+    async fn context_pack(
+        &self,
+        Parameters(request): Parameters<PackRequest>,
+    ) -> Result<Json<PackResponse>, String> {
+        self.app
+            .context_pack(request)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// A chat history cut to a token budget, as `POST /v1/context/window`.
+    #[tool(
+        name = "context_window",
+        description = "Cut a chat history (OpenAI or Anthropic messages) to a token budget: keeps system messages and the latest user message, never splits a tool call from its result, and can pin the session's working-context block."
+    )]
+    async fn context_window(
+        &self,
+        Parameters(request): Parameters<WindowRequest>,
+    ) -> Result<Json<Window>, String> {
+        self.app
+            .context_window(request)
             .await
             .map(Json)
             .map_err(tool_error)

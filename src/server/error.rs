@@ -80,6 +80,12 @@ impl From<crate::app::Error> for ApiError {
         match error {
             crate::app::Error::Invalid { code, message } => ApiError::bad_request(code, message),
             crate::app::Error::NotFound(message) => ApiError::not_found(message),
+            crate::app::Error::UnknownSession(message) => {
+                ApiError::new(StatusCode::NOT_FOUND, "unknown-session", message)
+            }
+            crate::app::Error::TooLarge { code, message } => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, code, message)
+            }
             crate::app::Error::Busy(message) => ApiError::busy(message),
             crate::app::Error::Internal(error) => ApiError::internal(format!("{error:#}")),
         }

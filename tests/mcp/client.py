@@ -21,7 +21,20 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-TOOLS = {"search", "research", "remember", "read_note", "status"}
+TOOLS = {
+    "search",
+    "research",
+    "remember",
+    "read_note",
+    "status",
+    "session_events",
+    "working_context",
+    "context_pack",
+    "context_window",
+}
+SESSION = "mcp-ctx-1"
+GOAL = "Ship the refund button"
+LAST_QUERY = "Add a refund button to the checkout page"
 QUESTION = "Which colour is the release train's logo?"
 ANSWER = "The release train logo is teal with a white anchor on it."
 
@@ -100,6 +113,8 @@ async def exercise(session):
     missing = await session.call_tool("read_note", {"path": "../outside.md"})
     check(missing.is_error, "a path outside the brain is a tool error")
 
+    await exercise_working_context(session, found)
+
     resources = (await session.list_resources()).resources
     uris = [str(r.uri) for r in resources]
     check(any(u.endswith("Alignment%20Knowledge") or "Alignment" in u for u in uris), f"notes are resources: {uris[:5]}")
@@ -108,6 +123,71 @@ async def exercise(session):
     check(len(read.contents) == 1 and read.contents[0].text, f"a note resource reads: {first}")
     found["resources"] = len(uris)
     return found
+
+
+async def exercise_working_context(session, found):
+    """The working-context tools over the same core as /v1/sessions and /v1/context."""
+    events = [
+        {"type": "user_message", "text": LAST_QUERY},
+        {"type": "goal", "text": GOAL},
+        {"type": "tool_call", "tool": "Edit", "arguments": {"file_path": "web/checkout.tsx"}},
+    ]
+    appended = await session.call_tool("session_events", {"session": SESSION, "events": events})
+    check(not appended.is_error, f"session_events: {appended.content}")
+    check(appended.structured_content["accepted"] == 3, f"3 events stored: {appended.structured_content}")
+    check(appended.structured_content["session"] == SESSION, f"in the session: {appended.structured_content}")
+
+    context = await session.call_tool("working_context", {"session": SESSION, "budget": 2000})
+    check(not context.is_error, f"working_context: {context.content}")
+    view = context.structured_content
+    block = view["block"] or ""
+    check(block.startswith("[working-context]"), f"a working-context block: {block!r}")
+    check(GOAL in block, f"the block shows the goal: {block!r}")
+    check("web/checkout.tsx" in block, f"the block shows the recent file: {block!r}")
+    check(
+        [f["path"] for f in view["working_context"]["recent_files"]] == ["web/checkout.tsx"],
+        f"the structured context has the file: {view['working_context']}",
+    )
+    check(view["version"] >= 1 and view["etag"], f"a version and an ETag: {view}")
+    found["working_context_goal"] = view["working_context"]["goals"][0]["text"]
+
+    pack = await session.call_tool("context_pack", {"session": SESSION, "budget": 3000})
+    check(not pack.is_error, f"context_pack: {pack.content}")
+    packed = pack.structured_content
+    check(packed["session_found"] is True, f"the pack found the session: {packed}")
+    check(LAST_QUERY in (packed["pack"] or ""), f"the pack holds the last user query: {packed['pack']!r}")
+    check(packed["last_user_query"]["source"] == "session", f"taken from the session: {packed}")
+    found["pack_chars"] = packed["chars"]
+
+    messages = [{"role": "system", "content": "You are terse."}]
+    for i in range(30):
+        messages.append({"role": "user", "content": f"question {i} " + "words " * 40})
+        messages.append({"role": "assistant", "content": f"answer {i} " + "words " * 40})
+    messages.append({"role": "user", "content": "the latest question"})
+    window = await session.call_tool(
+        "context_window",
+        {"messages": messages, "budget": 300, "session": SESSION, "protect": {"working_context": True}},
+    )
+    check(not window.is_error, f"context_window: {window.content}")
+    cut = window.structured_content
+    latest = len(messages) - 1
+    check(cut["latest_user_index"] == latest and latest in cut["kept"], f"the latest user message is kept: {cut['kept']}")
+    check(cut["messages"][-1]["content"] == "the latest question", f"and last: {cut['messages'][-1]}")
+    check(len(cut["dropped"]) > 0, f"the budget dropped older messages: {cut['tokens']}")
+    check(cut["pinned"] is not None and GOAL in cut["pinned"]["block"], f"the session's block is pinned: {cut['pinned']}")
+    found["window_kept"] = len(cut["kept"])
+
+    bad = await session.call_tool("session_events", {"session": SESSION, "events": [{"type": "nope"}]})
+    check(bad.is_error, "an unknown event type is a tool error")
+    found["bad_event_error"] = bad.content[0].text
+    unknown = await session.call_tool("working_context", {"session": "never-seen"})
+    check(unknown.is_error, "an unknown session is a tool error")
+    found["unknown_session_error"] = unknown.content[0].text
+    after = await session.call_tool("working_context", {"session": SESSION})
+    check(
+        after.structured_content["version"] == view["version"],
+        "the refused events stored nothing",
+    )
 
 
 async def main():

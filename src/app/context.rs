@@ -1,0 +1,255 @@
+//! The working-context use cases: a session's events in, its
+//! `[working-context]` block out, the sessions' list and removal, the
+//! context pack and the message window. Their checks and error codes live
+//! here, once; HTTP (`server::sessions`, `server::context`) and MCP are
+//! adapters over them.
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Error, Noggin};
+use crate::context::block::{render_block, RenderedBlock};
+use crate::context::events::parse_events;
+use crate::context::pack::{assemble, Pack, PackInputs, PackRequest};
+use crate::context::sessions::{Appended, Session, SessionStore, SessionSummary};
+use crate::context::state::WorkingContext;
+use crate::context::window::{fit_window, Window, WindowRequest};
+use crate::context::{
+    validate_session_id, DEFAULT_BLOCK_BUDGET_CHARS, DEFAULT_PACK_BUDGET_CHARS, MAX_BUDGET_CHARS,
+};
+use crate::research::context::{load_project_context, ContextSource};
+use crate::research::ResearchRequest;
+
+/// `session_events`' input over MCP (HTTP takes the session from its path
+/// and the events as its body).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct SessionEventsRequest {
+    /// The session (1 to 200 characters); its first event creates it.
+    pub session: String,
+    /// Events in order, as `POST /v1/sessions/{id}/events` takes them:
+    /// objects with a `type`: `user_message` and `goal` (`text`),
+    /// `tool_call` (`tool`, `arguments` naming file paths), `progress`,
+    /// `failure` (`kind`: build, test or other; `text`), `resolved`,
+    /// `decision`.
+    pub events: Vec<Value>,
+}
+
+/// `working_context`'s input.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+pub struct WorkingContextRequest {
+    pub session: String,
+    /// Characters the block may take (default 2,000, at most 100,000).
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+/// A session's working context: the rendered block and the same context,
+/// structured, with the session's version and the ETag made of it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct WorkingContextView {
+    pub session: String,
+    pub version: i64,
+    /// Changes when the session or the budget does (HTTP's `ETag`).
+    pub etag: String,
+    pub events: i64,
+    pub updated: String,
+    #[serde(flatten)]
+    pub rendered: RenderedBlock,
+    /// The same context, structured (for the card and for tools).
+    pub working_context: WorkingContext,
+}
+
+/// The sessions the store holds.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SessionList {
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// The context pack and what went into it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PackResponse {
+    #[serde(flatten)]
+    pub pack: Pack,
+    pub session: Option<String>,
+    /// False when a session was named but has no events yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_found: Option<bool>,
+    /// The research run for `questions`, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub research_id: Option<String>,
+    /// Questions the notes did not answer: for the user.
+    pub unanswered: Vec<String>,
+}
+
+/// The ETag of a session rendered at a budget.
+pub fn etag(session: &Session, budget: usize) -> String {
+    format!("\"{:x}-{}-{budget}\"", session.created_ms, session.version)
+}
+
+/// A session id, checked.
+pub fn check_session_id(id: &str) -> Result<(), Error> {
+    validate_session_id(id).map_err(|e| Error::invalid("invalid-session", e.to_string()))
+}
+
+/// The refusal of a budget of the block out of range (or not a number).
+pub fn invalid_budget() -> Error {
+    Error::invalid(
+        "invalid-budget",
+        format!("budget must be a whole number of characters from 0 to {MAX_BUDGET_CHARS}"),
+    )
+}
+
+impl Noggin {
+    fn store(&self) -> Result<&SessionStore, Error> {
+        self.sessions().ok_or_else(|| {
+            Error::Internal(anyhow::anyhow!(
+                "this way in keeps no sessions (only serve and mcp do)"
+            ))
+        })
+    }
+
+    /// Stores a request's events (one event object or a list of them) in
+    /// session `id`, all or none, once they are on disk.
+    pub async fn session_events(&self, id: String, body: Value) -> Result<Appended, Error> {
+        check_session_id(&id)?;
+        let events = parse_events(&body).map_err(crate::context::Error::from)?;
+        let raw: Vec<String> = match &body {
+            Value::Array(items) => items.iter().map(Value::to_string).collect(),
+            one => vec![one.to_string()],
+        };
+        Ok(self.store()?.append(id, events, raw).await?)
+    }
+
+    /// Session `id`'s working context, its block within `budget` characters
+    /// (default [`DEFAULT_BLOCK_BUDGET_CHARS`]).
+    pub async fn working_context(
+        &self,
+        id: String,
+        budget: Option<usize>,
+    ) -> Result<WorkingContextView, Error> {
+        check_session_id(&id)?;
+        let budget = budget.unwrap_or(DEFAULT_BLOCK_BUDGET_CHARS);
+        if budget > MAX_BUDGET_CHARS {
+            return Err(invalid_budget());
+        }
+        let session = self
+            .store()?
+            .get(id.clone())
+            .await?
+            .ok_or_else(|| unknown_session(&id))?;
+        let etag = etag(&session, budget);
+        let rendered = render_block(&session.context, budget);
+        Ok(WorkingContextView {
+            session: session.id,
+            version: session.version,
+            etag,
+            events: session.events,
+            updated: session.updated,
+            rendered,
+            working_context: session.context,
+        })
+    }
+
+    /// Every stored session.
+    pub async fn list_sessions(&self) -> Result<SessionList, Error> {
+        Ok(SessionList {
+            sessions: self.store()?.list().await?,
+        })
+    }
+
+    /// Forgets session `id` and its events.
+    pub async fn delete_session(&self, id: String) -> Result<(), Error> {
+        check_session_id(&id)?;
+        if self.store()?.delete(id.clone()).await? {
+            Ok(())
+        } else {
+            Err(unknown_session(&id))
+        }
+    }
+
+    /// The context pack: research for `questions` (recorded like
+    /// [`Noggin::research`]), the project context and the session's working
+    /// context, in one block within the budget.
+    pub async fn context_pack(&self, request: PackRequest) -> Result<PackResponse, Error> {
+        request
+            .validate()
+            .map_err(|invalid| Error::invalid(invalid.code(), invalid.to_string()))?;
+        let budget = request.budget.unwrap_or(DEFAULT_PACK_BUDGET_CHARS);
+        let research = if request.questions.is_empty() {
+            None
+        } else {
+            let research_request = ResearchRequest {
+                prompt: request.prompt.clone().unwrap_or_default(),
+                questions: request.questions.clone(),
+                session: request.session.clone(),
+                project_context: None,
+            };
+            Some(self.research(research_request).await?)
+        };
+        let project_context = match &research {
+            Some(response) => response.project_context.clone(),
+            None => {
+                let index = self.index().clone();
+                let settings = self.research_settings().clone();
+                tokio::task::spawn_blocking(move || {
+                    let source = match &settings.project_context_path {
+                        Some(path) => ContextSource::File(path),
+                        None => ContextSource::Brain,
+                    };
+                    load_project_context(&index, source, settings.project_context_chars).text
+                })
+                .await
+                .context("the project context task failed")?
+            }
+        };
+        let session = match &request.session {
+            Some(id) => self.store()?.get(id.clone()).await?,
+            None => None,
+        };
+        let inputs = PackInputs {
+            prompt: request.prompt.as_deref(),
+            project_context: project_context.as_deref(),
+            research: research.as_ref(),
+            context: session.as_ref().map(|s| &s.context),
+        };
+        let pack = assemble(&inputs, budget);
+        Ok(PackResponse {
+            pack,
+            session_found: request.session.as_ref().map(|_| session.is_some()),
+            session: request.session,
+            research_id: research.as_ref().map(|r| r.research_id.clone()),
+            unanswered: research
+                .map(|r| r.unanswered.into_iter().map(|u| u.question).collect())
+                .unwrap_or_default(),
+        })
+    }
+
+    /// A chat history cut to a token budget, the session's block pinned when
+    /// `protect.working_context` asks for it.
+    pub async fn context_window(&self, request: WindowRequest) -> Result<Window, Error> {
+        request
+            .validate()
+            .map_err(|invalid| Error::invalid(invalid.code(), invalid.to_string()))?;
+        let pinned = match (&request.session, request.protect.working_context) {
+            (Some(id), true) => {
+                check_session_id(id)?;
+                let session =
+                    self.store()?.get(id.clone()).await?.ok_or_else(|| {
+                        Error::UnknownSession(format!("no session {id:?} to pin"))
+                    })?;
+                // At most half the window, at about four characters a token.
+                let chars = DEFAULT_BLOCK_BUDGET_CHARS.min(request.budget.saturating_mul(2));
+                render_block(&session.context, chars).block
+            }
+            _ => None,
+        };
+        Ok(fit_window(&request, pinned))
+    }
+}
+
+fn unknown_session(id: &str) -> Error {
+    Error::UnknownSession(format!(
+        "no session {id:?}; it is created by its first event"
+    ))
+}
