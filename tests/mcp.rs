@@ -53,6 +53,7 @@ fn assert_found_everything(found: &Value) {
         .filter_map(Value::as_str)
         .collect();
     for tool in [
+        "analyze_trajectory",
         "context_pack",
         "context_window",
         "read_note",
@@ -92,6 +93,16 @@ fn assert_found_everything(found: &Value) {
     assert_eq!(
         found["unknown_session_error"],
         "unknown-session: no session \"never-seen\"; it is created by its first event"
+    );
+    assert!(
+        found["trajectory_patterns"]
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p == "reread-after-compaction")),
+        "{found}"
+    );
+    assert_eq!(
+        found["empty_trajectory_error"],
+        "empty-trajectory: the trajectory is empty"
     );
     assert!(found["pack_chars"].as_u64().unwrap_or(0) > 0, "{found}");
     assert!(found["resources"].as_u64().unwrap_or(0) >= 40, "{found}");

@@ -11,6 +11,7 @@
 
 mod context;
 mod error;
+mod trajectory;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub use context::{
     WorkingContextRequest, WorkingContextView,
 };
 pub use error::Error;
+pub use trajectory::AnalyzeTrajectoryRequest;
 
 use crate::brain::parse::parse_note;
 use crate::brain::scan::NoteFile;

@@ -24,14 +24,16 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler, Ser
 use serde::Deserialize;
 
 use crate::app::{
-    self, Noggin, NoteView, PackResponse, RememberRequest, Remembered, SearchRequest,
-    SearchResults, SessionEventsRequest, Status, WorkingContextRequest, WorkingContextView,
+    self, AnalyzeTrajectoryRequest, Noggin, NoteView, PackResponse, RememberRequest, Remembered,
+    SearchRequest, SearchResults, SessionEventsRequest, Status, WorkingContextRequest,
+    WorkingContextView,
 };
 use crate::brain::scan::scan_brain;
 use crate::context::pack::PackRequest;
 use crate::context::sessions::Appended;
 use crate::context::window::{Window, WindowRequest};
 use crate::research::{ResearchRequest, ResearchResponse};
+use crate::trajectory::Analysis;
 
 /// Resource URIs of notes: `note:///<path>`.
 const NOTE_URI_PREFIX: &str = "note:///";
@@ -195,6 +197,25 @@ impl NogginMcp {
     ) -> Result<Json<Window>, String> {
         self.app
             .context_window(request)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    /// Where an agent lost context, as `POST /v1/trajectories/analyze`.
+    #[tool(
+        name = "analyze_trajectory",
+        description = "Analyse an agent's trajectory (a JSON list of tool calls, a Claude Code session or a Codex CLI rollout, as text) for signs of lost context: re-reads, searches after errors, repeated failures, reads after compaction; with what to keep across compaction."
+    )]
+    async fn analyze_trajectory(
+        &self,
+        Parameters(request): Parameters<AnalyzeTrajectoryRequest>,
+    ) -> Result<Json<Analysis>, String> {
+        self.app
+            .analyze_trajectory(
+                request.transcript.into_bytes(),
+                request.thresholds.unwrap_or_default(),
+            )
             .await
             .map(Json)
             .map_err(tool_error)

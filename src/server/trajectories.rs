@@ -37,18 +37,6 @@ pub fn page_router() -> Router<AppState> {
     Router::new().route("/trajectories/{id}", get(page))
 }
 
-fn api_error(error: trajectory::Error) -> ApiError {
-    match error.input_code() {
-        Some("body-too-large") => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body-too-large",
-            error.to_string(),
-        ),
-        Some(code) => ApiError::bad_request(code, error.to_string()),
-        None => ApiError::internal(error),
-    }
-}
-
 async fn analyze(
     State(state): State<AppState>,
     AppQuery(thresholds): AppQuery<Thresholds>,
@@ -56,23 +44,22 @@ async fn analyze(
 ) -> Result<Json<Value>, ApiError> {
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            api_error(trajectory::Error::TooLarge {
+            ApiError::from(crate::app::Error::from(trajectory::Error::TooLarge {
                 limit: MAX_TRAJECTORY_BYTES,
-            })
+            }))
         } else {
             ApiError::new(rejection.status(), "invalid-body", rejection.body_text())
         }
     })?;
-    let analysed = tokio::task::spawn_blocking(move || {
-        let analysis = trajectory::analyze(&body, &thresholds)?;
-        let page = html_page(&analysis, StyleLink::Served);
-        Ok::<_, trajectory::Error>((analysis, page))
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    let (analysis, page) = analysed.map_err(api_error)?;
-    let id = new_id();
+    let analysis = state
+        .app
+        .analyze_trajectory(body.to_vec(), thresholds)
+        .await?;
     let mut response = serde_json::to_value(&analysis).map_err(ApiError::internal)?;
+    let page = tokio::task::spawn_blocking(move || html_page(&analysis, StyleLink::Served))
+        .await
+        .map_err(ApiError::internal)?;
+    let id = new_id();
     response["id"] = Value::String(id.clone());
     response["link"] = Value::String(format!("/trajectories/{id}"));
     state.trajectories.insert(id, page);

@@ -24,7 +24,7 @@ const TASKS: usize = 20;
 const TEXT_CHARS: usize = 500;
 
 /// A file the agent worked with.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KeptPath {
     pub path: String,
     pub reads: usize,
@@ -34,7 +34,7 @@ pub struct KeptPath {
 }
 
 /// A failure the agent met.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KeptError {
     pub tool: String,
     /// The command (or file) that failed.
@@ -49,7 +49,7 @@ pub struct KeptError {
 }
 
 /// A search the agent ran and what it found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KeptSearch {
     pub tool: String,
     pub pattern: String,
@@ -60,7 +60,7 @@ pub struct KeptSearch {
 }
 
 /// Everything worth keeping, and the same as text and as events.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Keep {
     /// Ready to paste into an agent's compaction prompt.
     pub instructions: String,

@@ -82,7 +82,7 @@ impl Error {
 }
 
 /// Calls of each kind.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct KindCounts {
     pub read: usize,
     pub write: usize,
@@ -92,7 +92,7 @@ pub struct KindCounts {
 }
 
 /// The analysis of one trajectory.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Analysis {
     pub format: Format,
     pub calls: usize,

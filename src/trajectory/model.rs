@@ -137,7 +137,7 @@ pub fn parse_time(at: &serde_json::Value) -> Option<(i64, String)> {
 }
 
 /// A compaction: the agent's context was summarised and started over.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Compaction {
     /// Index of the first call after it (the number of calls before it).
     pub before_call: usize,
@@ -153,14 +153,14 @@ pub struct UserMessage {
 }
 
 /// One item of the agent's own task list (TodoWrite, update_plan).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Task {
     pub text: String,
     pub done: bool,
 }
 
 /// Which input the trajectory was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// A JSON list of `{tool, arguments, is_error, at}`.

@@ -20,7 +20,7 @@ const REREAD_FINDINGS: usize = 20;
 const FAILURE_FINDINGS: usize = 10;
 
 /// When a pattern is reported.
-#[derive(Debug, Clone, PartialEq, clap::Args, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, clap::Args, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Thresholds {
     /// Report a run whose read calls are more than this share of its calls (0–1).
@@ -99,7 +99,7 @@ impl Thresholds {
 }
 
 /// The patterns noggin looks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {
     /// Most calls are reads.
@@ -130,7 +130,7 @@ impl Pattern {
 }
 
 /// The kind of context that was lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Lost {
     FilePaths,
@@ -155,7 +155,7 @@ impl Lost {
 }
 
 /// A call named as evidence.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CallRef {
     pub index: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -192,7 +192,7 @@ impl CallRef {
 }
 
 /// One sign of lost context.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub pattern: Pattern,
     /// 1 (a hint) to 10 (the agent clearly went round in circles).

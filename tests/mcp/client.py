@@ -14,6 +14,7 @@ exits non-zero, naming the failed check, when anything is wrong.
 
 import asyncio
 import json
+import pathlib
 import sys
 
 import httpx2
@@ -31,7 +32,9 @@ TOOLS = {
     "working_context",
     "context_pack",
     "context_window",
+    "analyze_trajectory",
 }
+FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "trajectories"
 SESSION = "mcp-ctx-1"
 GOAL = "Ship the refund button"
 LAST_QUERY = "Add a refund button to the checkout page"
@@ -114,6 +117,18 @@ async def exercise(session):
     check(missing.is_error, "a path outside the brain is a tool error")
 
     await exercise_working_context(session, found)
+
+    transcript = (FIXTURES / "claude-code-compaction.jsonl").read_text(encoding="utf-8")
+    analysed = await session.call_tool("analyze_trajectory", {"transcript": transcript})
+    check(not analysed.is_error, f"analyze_trajectory: {analysed.content}")
+    analysis = analysed.structured_content
+    check(analysis["format"] == "claude-code" and analysis["calls"] == 48, f"the session is read: {analysis['format']}, {analysis['calls']}")
+    patterns = [f["pattern"] for f in analysis["findings"]]
+    check("reread-after-compaction" in patterns, f"a re-read after the compaction is found: {patterns}")
+    found["trajectory_patterns"] = sorted(set(patterns))
+    empty = await session.call_tool("analyze_trajectory", {"transcript": ""})
+    check(empty.is_error, "an empty transcript is a tool error")
+    found["empty_trajectory_error"] = empty.content[0].text
 
     resources = (await session.list_resources()).resources
     uris = [str(r.uri) for r in resources]
