@@ -107,7 +107,6 @@ const DEFAULT_BEIR: &str = "scifact";
 /// Passes over the queries for each retrieval timing (the first is cold).
 const RETRIEVAL_ROUNDS: usize = 3;
 
-
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     // `cargo bench` adds `--bench`; `cargo test --all-targets` runs this

@@ -16,6 +16,8 @@ const DEADLINE: Duration = Duration::from_secs(30);
 /// `noggin` with none of the caller's `NOGGIN_*` settings.
 fn noggin() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_noggin"));
+    // The model, when installed, is for the tests that ask for it.
+    command.env("NOGGIN_NO_MODEL", "1");
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("NOGGIN_") {
             command.env_remove(name);

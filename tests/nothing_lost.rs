@@ -47,6 +47,8 @@ fn free_port() -> u16 {
 async fn start(brain: &Path, client: &reqwest::Client) -> Server {
     let port = free_port();
     let child = Command::new(env!("CARGO_BIN_EXE_noggin"))
+        // The model, when installed, is for the tests that ask for it.
+        .env("NOGGIN_NO_MODEL", "1")
         .args(["serve", "--brain"])
         .arg(brain)
         .args([

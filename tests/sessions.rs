@@ -768,6 +768,8 @@ async fn the_context_command_reads_the_store_beside_a_running_server() {
     .await;
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_noggin"))
+            // The model, when installed, is for the tests that ask for it.
+            .env("NOGGIN_NO_MODEL", "1")
             .arg("context")
             .arg("--brain")
             .arg(brain.path())
@@ -828,6 +830,8 @@ async fn start_binary(brain: &std::path::Path, http: &reqwest::Client) -> Server
         .expect("a free port")
         .port();
     let child = Command::new(env!("CARGO_BIN_EXE_noggin"))
+        // The model, when installed, is for the tests that ask for it.
+        .env("NOGGIN_NO_MODEL", "1")
         .args(["serve", "--brain"])
         .arg(brain)
         .args(["--addr", &format!("127.0.0.1:{port}")])

@@ -212,7 +212,7 @@ impl Noggin {
         watch: WatchMode,
         poll_interval: Duration,
     ) -> anyhow::Result<Noggin> {
-        let index = Index::open(config.brain.index_options(false))?;
+        let index = open_writer_waiting(config)?;
         let sink_index = index.clone();
         let sink = Arc::new(move |change: Change| {
             let sent = match change {
@@ -552,6 +552,30 @@ fn not_indexed_here(data_dir: &Path) -> String {
         None => "another noggin process was writing the index; the next `noggin index` or \
                  `noggin serve` indexes the note"
             .to_string(),
+    }
+}
+
+/// How long a starting server waits for a one-shot command (`noggin
+/// remember`, `noggin index`) that holds the index to finish with it.
+const OWNER_WAIT: Duration = Duration::from_secs(30);
+
+/// Opens the index as its writer; while another process holds it, waits up
+/// to [`OWNER_WAIT`], since a command run a moment before the server starts
+/// holds it only briefly. Another server keeps it: then the error says so.
+fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
+    let deadline = Instant::now() + OWNER_WAIT;
+    let mut told = false;
+    loop {
+        match Index::open(config.brain.index_options(false)) {
+            Err(crate::index::Error::Locked(path)) if Instant::now() < deadline => {
+                if !told {
+                    tracing::info!(path = %path.display(), "another noggin process holds the index; waiting for it");
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            result => return Ok(result?),
+        }
     }
 }
 

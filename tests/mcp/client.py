@@ -211,7 +211,7 @@ async def main():
         params = StdioServerParameters(
             command=sys.argv[2],
             args=["mcp", "--brain", sys.argv[3], "--today", "2026-11-22"],
-            env={"RUST_LOG": "noggin=info"},
+            env={"RUST_LOG": "noggin=info", "NOGGIN_NO_MODEL": "1"},
         )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
