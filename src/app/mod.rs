@@ -362,7 +362,8 @@ impl Noggin {
     /// records the research for the card.
     pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
         request.validate()?;
-        let response = research_questions(&self.inner.index, &self.inner.research, &request).await;
+        let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
+        let response = research_questions(corpus, &self.inner.research, &request).await;
         if let (Some(session), Some(store)) = (&request.session, &self.inner.sessions) {
             // The session's open questions; the research stands either way.
             let answered = response

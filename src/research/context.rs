@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::brain::parse::parse_note;
-use crate::index::{Index, Passage, SectionHit};
+use crate::index::{Corpus, Passage, SectionHit};
 
 use super::sentences::sentence_spans;
 
@@ -37,7 +37,7 @@ pub const REQUEST_CONTEXT_PATH: &str = "(project context)";
 
 /// Loads the project context; failures are logged and give none.
 pub fn load_project_context(
-    index: &Index,
+    index: &dyn Corpus,
     source: ContextSource<'_>,
     cap_chars: usize,
 ) -> ProjectContext {

@@ -25,7 +25,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 use crate::cache::CappedMap;
 use crate::index::analyzer::{analyze, with_analyzer};
 use crate::index::search::is_stopword;
-use crate::index::{Index, PassageKey, SearchFilter, SectionHit};
+use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
 use super::model;
@@ -295,12 +295,12 @@ impl QuestionTerms {
 
 /// IDF weights of terms, cached for one request.
 pub struct Weights<'a> {
-    index: &'a Index,
+    index: &'a dyn Corpus,
     cache: HashMap<String, f32>,
 }
 
 impl<'a> Weights<'a> {
-    pub fn new(index: &'a Index) -> Self {
+    pub fn new(index: &'a dyn Corpus) -> Self {
         Weights {
             index,
             cache: HashMap::new(),
@@ -442,7 +442,7 @@ pub struct Candidates {
 /// every candidate and returns the best candidate of each note, best first,
 /// with calibrated confidences.
 pub fn find_evidence(
-    index: &Index,
+    index: &dyn Corpus,
     question: &QuestionTerms,
     context: &[SectionHit],
     decider: DeciderKind,
@@ -515,7 +515,7 @@ pub fn find_evidence(
 /// model's logit. Training reads the same candidates through
 /// `examples/decider_features.rs`, so both see one definition.
 pub fn score_candidates(
-    index: &Index,
+    index: &dyn Corpus,
     question: &QuestionTerms,
     context: &[SectionHit],
 ) -> Candidates {

@@ -26,7 +26,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::index::search::rfc3339;
-use crate::index::{Index, SectionHit};
+use crate::index::{Corpus, SectionHit};
 use context::{load_project_context, ContextSource, ProjectContext};
 use decider::{answer_text, excerpt, find_evidence, NoteFinding, Weights};
 use qa::{find_stored_answer, StoredAnswer, Superseded};
@@ -272,7 +272,7 @@ static GATHERING: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
 /// Researches a validated request. Never fails: problems leave questions
 /// unanswered and are logged.
 pub async fn research_questions(
-    index: &Index,
+    index: std::sync::Arc<dyn Corpus>,
     settings: &ResearchSettings,
     request: &ResearchRequest,
 ) -> ResearchResponse {
@@ -282,12 +282,11 @@ pub async fn research_questions(
         // order, so a burst of requests queues instead of thrashing. The
         // permit goes with the work, which runs on even if the caller leaves.
         let permit = GATHERING.clone().acquire_owned().await;
-        let index = index.clone();
         let settings = settings.clone();
         let request = request.clone();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            gather(&index, &settings, &request)
+            gather(index.as_ref(), &settings, &request)
         })
         .await
         .unwrap_or_else(|error| {
@@ -307,7 +306,7 @@ pub async fn research_questions(
 
 /// Phase 1 and 2: project context, stored answers and evidence per question.
 fn gather(
-    index: &Index,
+    index: &dyn Corpus,
     settings: &ResearchSettings,
     request: &ResearchRequest,
 ) -> (ProjectContext, Vec<QuestionEvidence>) {

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::brain::parse::{date_prefix, HEADING_SEPARATOR};
-use crate::index::{Index, SearchFilter, SectionHit};
+use crate::index::{Corpus, SearchFilter, SectionHit};
 
 use super::decider::{QuestionTerms, Weights};
 use super::question::informative_text;
@@ -51,7 +51,7 @@ fn stored_question(section: &SectionHit) -> Option<&str> {
 
 /// Finds the stored answer for `question` in the knowledge folder.
 pub fn find_stored_answer(
-    index: &Index,
+    index: &dyn Corpus,
     weights: &mut Weights<'_>,
     folder: &str,
     asked: &QuestionTerms,
@@ -112,7 +112,7 @@ pub fn find_stored_answer(
 
 /// Weighted Jaccard similarity of two questions' informative terms.
 fn similarity(
-    index: &Index,
+    index: &dyn Corpus,
     weights: &mut Weights<'_>,
     asked: &[(String, f32)],
     stored: &str,
