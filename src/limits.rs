@@ -1,4 +1,6 @@
-//! Every limit on what a caller may send, defined once.
+//! Every limit on what a caller may send to search, research and
+//! write-back, defined once (the working context's own limits are defined
+//! once in `crate::context`, beside the events they bound).
 //!
 //! The HTTP API, the CLI and MCP all reach the use cases through
 //! [`crate::app::Noggin`], which checks these; `openapi.json` is built from
