@@ -120,19 +120,8 @@ pub struct ServeArgs {
     #[arg(long, env = "NOGGIN_MAX_BODY_BYTES", default_value_t = 1024 * 1024, value_name = "BYTES")]
     pub max_body_bytes: usize,
 
-    /// How to follow edits to the brain: native file events with a polling
-    /// fallback (auto), periodic rescans only (poll), or not at all (off).
-    #[arg(long, env = "NOGGIN_WATCH", value_enum, default_value_t = WatchMode::Auto)]
-    pub watch: WatchMode,
-
-    /// Interval of the periodic rescans when polling.
-    #[arg(
-        long,
-        env = "NOGGIN_POLL_INTERVAL_MS",
-        default_value_t = 2000,
-        value_name = "MS"
-    )]
-    pub poll_interval_ms: u64,
+    #[command(flatten)]
+    pub follow: FollowArgs,
 
     #[command(flatten)]
     pub research: ResearchArgs,
@@ -486,9 +475,7 @@ impl ServeArgs {
                 self.addr
             );
         }
-        if self.poll_interval_ms == 0 {
-            anyhow::bail!("--poll-interval-ms must be at least 1");
-        }
+        let poll_interval = self.follow.poll_interval()?;
         let research = self.research.research_settings(&self.brain.brain)?;
         let knowledge = self.knowledge.settings(&self.research.folder)?;
         let (door, connections) = self.door.rules(self.addr)?;
@@ -497,8 +484,8 @@ impl ServeArgs {
             addr: self.addr,
             token,
             max_body_bytes: self.max_body_bytes,
-            watch: self.watch,
-            poll_interval: Duration::from_millis(self.poll_interval_ms),
+            watch: self.follow.watch,
+            poll_interval,
             research,
             knowledge,
             card: CardSettings::from(&self.card),
@@ -509,13 +496,11 @@ impl ServeArgs {
     }
 }
 
-/// `noggin mcp`: the brain over MCP on stdin/stdout, following edits.
+/// How a long-running way in (`serve`, `mcp`) follows edits to the brain.
 #[derive(Debug, Clone, Args)]
-pub struct McpArgs {
-    #[command(flatten)]
-    pub brain: BrainArgs,
-
-    /// How to follow edits to the brain (as for `serve`).
+pub struct FollowArgs {
+    /// How to follow edits to the brain: native file events with a polling
+    /// fallback (auto), periodic rescans only (poll), or not at all (off).
     #[arg(long, env = "NOGGIN_WATCH", value_enum, default_value_t = WatchMode::Auto)]
     pub watch: WatchMode,
 
@@ -527,6 +512,26 @@ pub struct McpArgs {
         value_name = "MS"
     )]
     pub poll_interval_ms: u64,
+}
+
+impl FollowArgs {
+    /// The interval of the periodic rescans, checked.
+    pub fn poll_interval(&self) -> anyhow::Result<Duration> {
+        if self.poll_interval_ms == 0 {
+            anyhow::bail!("--poll-interval-ms must be at least 1");
+        }
+        Ok(Duration::from_millis(self.poll_interval_ms))
+    }
+}
+
+/// `noggin mcp`: the brain over MCP on stdin/stdout, following edits.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub brain: BrainArgs,
+
+    #[command(flatten)]
+    pub follow: FollowArgs,
 
     #[command(flatten)]
     pub research: ResearchArgs,
@@ -541,16 +546,14 @@ pub struct McpArgs {
 impl McpArgs {
     /// The core's settings and how to follow the brain.
     pub fn core(&self) -> anyhow::Result<(crate::app::CoreConfig, Duration)> {
-        if self.poll_interval_ms == 0 {
-            anyhow::bail!("--poll-interval-ms must be at least 1");
-        }
+        let poll_interval = self.follow.poll_interval()?;
         let core = crate::app::CoreConfig {
             brain: self.brain.clone(),
             research: self.research.research_settings(&self.brain.brain)?,
             knowledge: self.knowledge.settings(&self.research.folder)?,
             model_dir: self.model.model_dir(),
         };
-        Ok((core, Duration::from_millis(self.poll_interval_ms)))
+        Ok((core, poll_interval))
     }
 }
 

@@ -6,7 +6,7 @@ use crate::config::McpArgs;
 pub fn mcp(args: McpArgs) -> anyhow::Result<()> {
     let (config, poll_interval) = args.core()?;
     super::runtime()?.block_on(async move {
-        let app = Noggin::open_live(&config, args.watch, poll_interval)?;
+        let app = Noggin::open_live(&config, args.follow.watch, poll_interval)?;
         // An assistant starts `noggin mcp` and asks at once: answer from an
         // index that is up to date, not from one still being filled. (After
         // the background reconcile this second one finds nothing to do.)
