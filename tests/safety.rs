@@ -353,14 +353,24 @@ async fn a_command_run_while_the_server_starts_leaves_its_index_alone() {
     assert_eq!(status["healthy"], true, "{status}");
     assert!(status["notes"].as_u64().unwrap_or(0) > 5000, "{status}");
     for q in ["tar", "quokkaberry"] {
-        let hits: Value = client
-            .get(format!("{base}/v1/search?q={q}"))
-            .send()
-            .await
-            .expect("search")
-            .json()
-            .await
-            .expect("JSON");
+        // The answer may have been written after the server's first scan:
+        // then its watcher indexes it within a second or so.
+        let found_by = Instant::now() + Duration::from_secs(10);
+        let hits = loop {
+            let hits: Value = client
+                .get(format!("{base}/v1/search?q={q}"))
+                .send()
+                .await
+                .expect("search")
+                .json()
+                .await
+                .expect("JSON");
+            if hits["hits"].as_array().is_some_and(|h| !h.is_empty()) || Instant::now() >= found_by
+            {
+                break hits;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
         assert!(
             hits["hits"].as_array().is_some_and(|h| !h.is_empty()),
             "no hits for {q}: {hits}"
