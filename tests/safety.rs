@@ -39,10 +39,15 @@ fn noggin() -> Command {
 /// Sends `request` as is and returns the status code and the body (empty
 /// when the server closed the connection without answering).
 fn raw_request(base_url: &str, request: &str) -> (u16, String) {
+    raw_request_waiting(base_url, request, Duration::from_secs(10))
+}
+
+/// `raw_request`, waiting at most `patience` for the answer.
+fn raw_request_waiting(base_url: &str, request: &str, patience: Duration) -> (u16, String) {
     let addr = base_url.trim_start_matches("http://");
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
+        .set_read_timeout(Some(patience))
         .expect("a read timeout");
     stream.write_all(request.as_bytes()).expect("send");
     let mut response = Vec::new();
@@ -574,12 +579,20 @@ async fn out_of_file_descriptors_the_server_answers_503_and_recovers() {
         .map(|_| TcpStream::connect(&addr).expect("connect"))
         .collect();
     // The server takes the idle connections from its backlog one by one: a
-    // probe that arrives before it has run out is served. Probe until it has.
-    let deadline = Instant::now() + Duration::from_secs(20);
+    // probe that arrives before it has run out is served. Probe until it has,
+    // and within the 10 s after which the server closes idle connections
+    // (and so has descriptors again).
+    let deadline = Instant::now() + Duration::from_secs(8);
     let (status, body) = loop {
         let (status, body) = tokio::task::spawn_blocking({
             let base = base.clone();
-            move || get_with(&base, "/healthz", "127.0.0.1", None)
+            move || {
+                raw_request_waiting(
+                    &base,
+                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                    Duration::from_secs(2),
+                )
+            }
         })
         .await
         .expect("join");

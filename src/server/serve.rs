@@ -125,6 +125,15 @@ pub async fn serve(
         };
         if reserve.is_none() {
             reserve = reserve_descriptor();
+            if reserve.is_none() {
+                // The reserve was taken by something else in the process while
+                // it was given up: this connection used the last descriptor.
+                // Refuse it, so the reserve comes back before the next client.
+                drop(permit);
+                refuse(stream).await;
+                reserve = reserve_descriptor();
+                continue;
+            }
         }
         let _ = stream.set_nodelay(true);
         let connection = http
