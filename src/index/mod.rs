@@ -168,8 +168,9 @@ impl Index {
         let writer = if options.read_only {
             None
         } else {
+            let threads = writer_threads();
             let tantivy_writer =
-                match index.writer_with_num_threads(WRITER_THREADS, WRITER_BUDGET_BYTES) {
+                match index.writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD) {
                     Ok(w) => w,
                     Err(tantivy::TantivyError::LockFailure(..)) => {
                         return Err(Error::Locked(index_dir.clone()))
@@ -289,10 +290,18 @@ impl Index {
     }
 }
 
-/// Number of tantivy indexing threads; two cores are the expected machine.
-const WRITER_THREADS: usize = 1;
-/// Memory the writer may buffer before flushing a segment.
-const WRITER_BUDGET_BYTES: usize = 40_000_000;
+/// Tantivy indexing threads: one per core, at most four. They tokenize
+/// and invert while this process's own threads read and parse notes.
+fn writer_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4)
+}
+
+/// Memory each indexing thread may buffer before it flushes a segment (tantivy
+/// wants at least 15 MB a thread; a larger buffer was not faster).
+const WRITER_BUDGET_PER_THREAD: usize = 20_000_000;
 
 fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
     let io_err = |source| Error::DataDir {

@@ -409,10 +409,15 @@ impl WriterOwner {
     fn replace_note(&mut self, rel_path: &str, docs: Vec<TantivyDocument>) -> u32 {
         let added = docs.len() as u32;
         let mut batch = Vec::with_capacity(docs.len() + 1);
-        batch.push(UserOperation::Delete(Term::from_field_text(
-            self.setup.fields.path,
-            rel_path,
-        )));
+        // Every indexed note is in the manifest, so a note that is not has
+        // nothing to delete; a delete per note of a first index would cost
+        // each commit a look-up of every one of them.
+        if self.manifest.notes.contains_key(rel_path) {
+            batch.push(UserOperation::Delete(Term::from_field_text(
+                self.setup.fields.path,
+                rel_path,
+            )));
+        }
         batch.extend(docs.into_iter().map(UserOperation::Add));
         match self.setup.writer.run(batch) {
             Ok(_) => added,
