@@ -180,7 +180,8 @@ fn serve_reads_its_settings_from_the_environment() {
             .env("NOGGIN_WATCH", "poll")
             .env("NOGGIN_POLL_INTERVAL_MS", "1234")
             .env("NOGGIN_MAX_NOTE_BYTES", "1000000")
-            .env("NOGGIN_MAX_BODY_BYTES", "2048"),
+            .env("NOGGIN_MAX_BODY_BYTES", "2048")
+            .env("NOGGIN_DECIDER", "learned"),
     );
     let (status, _) = serve.get("/v1/status", None);
     assert_eq!(status, 401, "NOGGIN_TOKEN is ignored");
@@ -196,6 +197,10 @@ fn serve_reads_its_settings_from_the_environment() {
     );
     assert_eq!(status["watcher"]["state"], "polling", "{status}");
     assert_eq!(status["watcher"]["poll_interval_ms"], 1234, "{status}");
+    // The learned decider, at its own default threshold.
+    assert_eq!(status["local_decider"], "learned", "{status}");
+    let threshold = status["answer_threshold"].as_f64().unwrap_or_default();
+    assert!((threshold - 0.68).abs() < 1e-6, "{status}");
     assert!(serve.terminate().success());
     assert!(
         !brain.data_dir().join("index").exists(),

@@ -199,6 +199,10 @@ pub struct Status {
     pub uptime_secs: u64,
     /// The deciders research tries, in order (`llm`, then `local`).
     pub deciders: Vec<String>,
+    /// Which local decider scores candidates: `prior` or `learned`.
+    pub local_decider: crate::research::DeciderKind,
+    /// The confidence the local decider needs to call a question answered.
+    pub answer_threshold: f32,
     /// The semantic model in use, if any, and how far embedding is.
     pub model: ModelStatus,
 }
@@ -532,6 +536,8 @@ impl Noggin {
                 .iter()
                 .map(|d| d.name().to_string())
                 .collect(),
+            local_decider: self.inner.research.decider,
+            answer_threshold: self.inner.research.threshold,
             model: self.inner.semantic.status(),
         }
     }

@@ -49,7 +49,18 @@ pub const DEFAULT_THRESHOLD: f32 = 0.5;
 pub const LEARNED_THRESHOLD: f32 = 0.68;
 
 /// Which local decider turns a question's best candidate into a confidence.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum DeciderKind {
     /// The hand-made score: IDF coverage with answer-kind penalties, less
     /// the closeness of a disagreeing runner-up.
