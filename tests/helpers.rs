@@ -258,6 +258,56 @@ impl TestServer {
         }
     }
 
+    /// Sends a POST whose headers announce `length` bytes of JSON body but
+    /// sends none, and reads the answer: how a test sees a body refused from
+    /// its announced length. A client that kept writing after that answer
+    /// could see the connection close under it (a broken pipe, depending on
+    /// timing), so the body is never sent.
+    pub async fn announce_body(&self, path: &str, length: usize) -> (StatusCode, Value) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let authority = self.base_url.trim_start_matches("http://");
+        let mut stream = tokio::net::TcpStream::connect(authority)
+            .await
+            .expect("connect to the server");
+        let token = self
+            .token
+            .as_deref()
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+             {token}Content-Length: {length}\r\n\r\n"
+        );
+        stream
+            .write_all(head.as_bytes())
+            .await
+            .expect("send the headers");
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 4096];
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let text = loop {
+            let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+                .await
+                .expect("the server answers in time")
+                .expect("read the answer");
+            answer.extend_from_slice(&buf[..read]);
+            let text = String::from_utf8_lossy(&answer).into_owned();
+            // The answer is whole once its JSON body has closed.
+            if read == 0 || (text.contains("\r\n\r\n") && text.trim_end().ends_with('}')) {
+                break text;
+            }
+            assert!(Instant::now() < deadline, "no whole answer: {text}");
+        };
+        let status = text
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse::<u16>().ok())
+            .and_then(|s| StatusCode::from_u16(s).ok())
+            .unwrap_or_else(|| panic!("no status line: {text}"));
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, json_or_text(body))
+    }
+
     /// Sends a request with the configured token (if any).
     pub async fn request(
         &self,
