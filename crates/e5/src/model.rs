@@ -368,17 +368,28 @@ impl E5Model {
             s.ctx.clear();
             s.ctx.resize(t_len * h, 0.0);
             s.prob.resize(t_len, 0.0);
-            for t in 0..t_len {
-                for head in 0..self.heads {
-                    let off = head * head_dim;
-                    let q = &s.q[t * h + off..t * h + off + head_dim];
-                    let mut max = f32::NEG_INFINITY;
-                    for (j, p) in s.prob.iter_mut().enumerate() {
-                        let k = &s.k[j * h + off..j * h + off + head_dim];
-                        let d = q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() * scale;
-                        *p = d;
-                        max = max.max(d);
+            s.kt.resize(head_dim * t_len, 0.0);
+            s.vt.resize(head_dim * t_len, 0.0);
+            for head in 0..self.heads {
+                let off = head * head_dim;
+                // The head's keys and values, dimension-major, so that both
+                // products below run along all tokens at once.
+                for j in 0..t_len {
+                    for d in 0..head_dim {
+                        s.kt[d * t_len + j] = s.k[j * h + off + d];
+                        s.vt[d * t_len + j] = s.v[j * h + off + d];
                     }
+                }
+                for t in 0..t_len {
+                    let q = &s.q[t * h + off..t * h + off + head_dim];
+                    s.prob.iter_mut().for_each(|p| *p = 0.0);
+                    for (d, &qd) in q.iter().enumerate() {
+                        let qd = qd * scale;
+                        for (p, k) in s.prob.iter_mut().zip(&s.kt[d * t_len..(d + 1) * t_len]) {
+                            *p += qd * k;
+                        }
+                    }
+                    let max = s.prob.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                     let mut total = 0f32;
                     for p in s.prob.iter_mut() {
                         *p = (*p - max).exp();
@@ -386,12 +397,8 @@ impl E5Model {
                     }
                     let inv = 1.0 / total;
                     let ctx = &mut s.ctx[t * h + off..t * h + off + head_dim];
-                    for (j, p) in s.prob.iter().enumerate() {
-                        let p = p * inv;
-                        let v = &s.v[j * h + off..j * h + off + head_dim];
-                        for (c, v) in ctx.iter_mut().zip(v) {
-                            *c += p * v;
-                        }
+                    for (d, c) in ctx.iter_mut().enumerate() {
+                        *c = dot(&s.prob, &s.vt[d * t_len..(d + 1) * t_len]) * inv;
                     }
                 }
             }
@@ -428,8 +435,27 @@ struct Scratch {
     v: Vec<f32>,
     ctx: Vec<f32>,
     prob: Vec<f32>,
+    /// One head's keys, dimension-major.
+    kt: Vec<f32>,
+    /// One head's values, dimension-major.
+    vt: Vec<f32>,
     out: Vec<f32>,
     mid: Vec<f32>,
+}
+
+/// `a · b` in eight lanes: a plain sum of products is added in order, one
+/// element at a time, which the compiler does not vectorize.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (a8, a_rest) = a.split_at(a.len() / 8 * 8);
+    let (b8, b_rest) = b.split_at(a8.len().min(b.len()));
+    for (x, y) in a8.chunks_exact(8).zip(b8.chunks_exact(8)) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    lanes.iter().sum::<f32>() + tail
 }
 
 /// `x = layer_norm(x + y)` row by row (`y` absent: `layer_norm(x)`).

@@ -88,6 +88,9 @@ impl Q4Matrix {
     }
 }
 
+/// 1.5 * 2^23: a float this large has no fractional bits.
+const ROUNDER: f32 = 12_582_912.0;
+
 /// Activations `[tokens, cols]` quantized per block to int8.
 #[derive(Default)]
 pub struct Q8Acts {
@@ -117,8 +120,12 @@ impl Q8Acts {
             let inv = if d > 0.0 { 1.0 / d } else { 0.0 };
             let mut sum = 0i32;
             for (o, &v) in out.iter_mut().zip(block) {
-                // Round half to even, as C's lrintf does by default.
-                let q = (v * inv).round_ties_even().clamp(-128.0, 127.0) as i32;
+                // Round half to even, as C's lrintf does by default: adding
+                // and taking away 1.5 * 2^23 leaves no fraction, and the
+                // default rounding mode rounds it away half to even
+                // (`round_ties_even` is a libm call on baseline x86-64).
+                let scaled = (v * inv).clamp(-128.0, 127.0);
+                let q = ((scaled + ROUNDER) - ROUNDER) as i32;
                 *o = q as i8;
                 sum += q;
             }
@@ -132,11 +139,15 @@ impl Q8Acts {
 pub fn matmul(w: &Q4Matrix, bias: &[f32], x: &Q8Acts, y: &mut Vec<f32>) {
     debug_assert_eq!(w.cols, x.cols);
     let tokens = x.values.len() / w.cols;
-    let blocks = w.cols / BLOCK;
     y.clear();
     y.resize(tokens * w.rows, 0.0);
     #[cfg(target_arch = "x86_64")]
-    let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports AVX2 and FMA (checked above).
+        unsafe { matmul_avx2(w, bias, x, y, tokens) };
+        return;
+    }
+    let blocks = w.cols / BLOCK;
     for o in 0..w.rows {
         let w_row = &w.nibbles[o * w.cols..(o + 1) * w.cols];
         let w_scales = &w.scales[o * blocks..(o + 1) * blocks];
@@ -144,19 +155,77 @@ pub fn matmul(w: &Q4Matrix, bias: &[f32], x: &Q8Acts, y: &mut Vec<f32>) {
             let a = &x.values[t * w.cols..(t + 1) * w.cols];
             let a_scales = &x.scales[t * blocks..(t + 1) * blocks];
             let a_sums = &x.sums[t * blocks..(t + 1) * blocks];
-            #[cfg(target_arch = "x86_64")]
-            let dot = if avx2 {
-                // SAFETY: the CPU supports AVX2 and FMA (checked above), and
-                // every slice holds `blocks` whole blocks.
-                unsafe { dot_avx2(w_row, w_scales, a, a_scales, a_sums) }
-            } else {
-                dot_portable(w_row, w_scales, a, a_scales, a_sums)
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let dot = dot_portable(w_row, w_scales, a, a_scales, a_sums);
-            y[t * w.rows + o] = bias[o] + dot;
+            y[t * w.rows + o] = bias[o] + dot_portable(w_row, w_scales, a, a_scales, a_sums);
         }
     }
+}
+
+/// [`matmul`] with AVX2: four weight rows at a time, so each block of a
+/// token's activations is loaded once for four products, and the whole loop
+/// compiled for AVX2 (a `target_feature` function called per product is not
+/// inlined).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn matmul_avx2(w: &Q4Matrix, bias: &[f32], x: &Q8Acts, y: &mut [f32], tokens: usize) {
+    use std::arch::x86_64::*;
+    let (rows, cols) = (w.rows, w.cols);
+    let blocks = cols / BLOCK;
+    let ones = _mm256_set1_epi16(1);
+    let nib = w.nibbles.as_ptr();
+    let act = x.values.as_ptr();
+    let mut o = 0;
+    while o + 4 <= rows {
+        for t in 0..tokens {
+            let a_scales = &x.scales[t * blocks..(t + 1) * blocks];
+            let a_sums = &x.sums[t * blocks..(t + 1) * blocks];
+            let mut acc = [_mm256_setzero_ps(); 4];
+            let mut correction = [0f32; 4];
+            for b in 0..blocks {
+                let av = _mm256_loadu_si256(act.add(t * cols + b * BLOCK) as *const __m256i);
+                let a_scale = *a_scales.get_unchecked(b);
+                let a_sum = *a_sums.get_unchecked(b) as f32;
+                for r in 0..4 {
+                    let row = o + r;
+                    let wv = _mm256_loadu_si256(nib.add(row * cols + b * BLOCK) as *const __m256i);
+                    // Unsigned nibbles (≤ 15) times int8 pairs never saturate an i16.
+                    let products = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones);
+                    let scale = *w.scales.get_unchecked(row * blocks + b) * a_scale;
+                    acc[r] = _mm256_fmadd_ps(
+                        _mm256_cvtepi32_ps(products),
+                        _mm256_set1_ps(scale),
+                        acc[r],
+                    );
+                    correction[r] += scale * a_sum;
+                }
+            }
+            for r in 0..4 {
+                y[t * rows + o + r] = bias[o + r] + horizontal_sum(acc[r]) - 8.0 * correction[r];
+            }
+        }
+        o += 4;
+    }
+    for o in o..rows {
+        let w_row = &w.nibbles[o * cols..(o + 1) * cols];
+        let w_scales = &w.scales[o * blocks..(o + 1) * blocks];
+        for t in 0..tokens {
+            let a = &x.values[t * cols..(t + 1) * cols];
+            let a_scales = &x.scales[t * blocks..(t + 1) * blocks];
+            let a_sums = &x.sums[t * blocks..(t + 1) * blocks];
+            y[t * rows + o] = bias[o] + dot_avx2(w_row, w_scales, a, a_scales, a_sums);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn horizontal_sum(v: std::arch::x86_64::__m256) -> f32 {
+    use std::arch::x86_64::*;
+    let lo = _mm256_castps256_ps128(v);
+    let hi = _mm256_extractf128_ps(v, 1);
+    let sum4 = _mm_add_ps(lo, hi);
+    let sum2 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
+    let sum1 = _mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 1));
+    _mm_cvtss_f32(sum1)
 }
 
 fn dot_portable(w: &[u8], w_scales: &[f32], a: &[i8], a_scales: &[f32], a_sums: &[i32]) -> f32 {
@@ -185,12 +254,7 @@ unsafe fn dot_avx2(w: &[u8], w_scales: &[f32], a: &[i8], a_scales: &[f32], a_sum
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(products), _mm256_set1_ps(scale), acc);
         correction += scale * *a_sums.get_unchecked(b) as f32;
     }
-    let lo = _mm256_castps256_ps128(acc);
-    let hi = _mm256_extractf128_ps(acc, 1);
-    let sum4 = _mm_add_ps(lo, hi);
-    let sum2 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
-    let sum1 = _mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 1));
-    _mm_cvtss_f32(sum1) - 8.0 * correction
+    horizontal_sum(acc) - 8.0 * correction
 }
 
 #[cfg(test)]
@@ -225,8 +289,46 @@ mod tests {
     }
 
     #[test]
+    fn quantizing_rounds_half_to_even_as_lrintf() {
+        for v in [
+            -127.9f32, -2.5, -1.5, -0.5, 0.49, 0.5, 1.5, 2.5, 3.7, 126.5, 300.0,
+        ] {
+            let clamped = v.clamp(-128.0, 127.0);
+            assert_eq!(
+                (clamped + ROUNDER) - ROUNDER,
+                clamped.round_ties_even(),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
     fn matmul_agrees_with_the_float_product() {
         let cols = 64;
+        // Four rows at a time, and the rows left over.
+        for rows in [3, 4, 9] {
+            let weights: Vec<i32> = (0..rows * cols).map(|i| (i as i32 * 7 % 16) - 8).collect();
+            let w = Q4Matrix::from_q4_0(&pack(&weights), rows, cols);
+            let bias: Vec<f32> = (0..rows).map(|o| 0.5 - 0.25 * o as f32).collect();
+            let x: Vec<f32> = (0..2 * cols).map(|i| ((i as f32) * 0.37).sin()).collect();
+            let mut q = Q8Acts::default();
+            q.quantize(&x, cols);
+            let mut y = Vec::new();
+            matmul(&w, &bias, &q, &mut y);
+            for t in 0..2 {
+                for o in 0..rows {
+                    let exact: f32 = (0..cols)
+                        .map(|i| weights[o * cols + i] as f32 * x[t * cols + i])
+                        .sum::<f32>()
+                        + bias[o];
+                    let got = y[t * rows + o];
+                    assert!(
+                        (got - exact).abs() < 0.05 * exact.abs().max(1.0),
+                        "{rows} rows: {got} vs {exact}"
+                    );
+                }
+            }
+        }
         let rows = 3;
         let weights: Vec<i32> = (0..rows * cols).map(|i| (i as i32 * 7 % 16) - 8).collect();
         let w = Q4Matrix::from_q4_0(&pack(&weights), rows, cols);
@@ -234,25 +336,12 @@ mod tests {
         dequantize_row(&pack(&weights[..cols]), &mut deq);
         assert_eq!(deq[5], weights[5] as f32);
         assert_eq!(deq[40], weights[40] as f32);
-
         let x: Vec<f32> = (0..2 * cols).map(|i| ((i as f32) * 0.37).sin()).collect();
         let mut q = Q8Acts::default();
         q.quantize(&x, cols);
         let mut y = Vec::new();
         matmul(&w, &[0.5, -0.5, 0.0], &q, &mut y);
-        for t in 0..2 {
-            for o in 0..rows {
-                let exact: f32 = (0..cols)
-                    .map(|i| weights[o * cols + i] as f32 * x[t * cols + i])
-                    .sum::<f32>()
-                    + [0.5, -0.5, 0.0][o];
-                let got = y[t * rows + o];
-                assert!(
-                    (got - exact).abs() < 0.05 * exact.abs().max(1.0),
-                    "{got} vs {exact}"
-                );
-            }
-        }
+        // The portable product agrees with the one this CPU ran.
         let portable = dot_portable(
             &w.nibbles[..cols],
             &w.scales[..2],
