@@ -4,7 +4,7 @@
 # (odd ids), and Obsidian help recall in English and Korean.
 #
 #   cargo build --release
-#   scripts/rank-sweep.sh "0.9,0.9,1,0.5" "1.2,0.75,1,1" …   # k1,b,title,passage
+#   scripts/rank-sweep.sh "0.9,0.9,1,0.2,1.5" "1.2,0.75,1,1,0" …   # k1,b,title,passage,title_cover
 #
 # Choose on the fit half among the settings that keep the Obsidian recall@3;
 # read the held-out half only to judge the choice.
