@@ -45,6 +45,11 @@ pub fn obsidian_help_ko() -> PathBuf {
     shared_eval("vaults/obsidian-help/ko")
 }
 
+/// The Obsidian help vault in English, from the shared evaluation data.
+pub fn obsidian_help_en() -> PathBuf {
+    shared_eval("vaults/obsidian-help/en")
+}
+
 /// How long a test waits for something the spec promises within a second.
 pub const CHANGE_DEADLINE: Duration = Duration::from_secs(5);
 

@@ -9,8 +9,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::helpers::{
-    assert_error_shape, obsidian_help_ko, paths, wait_until, ServerOptions, TestBrain, TestServer,
-    CHANGE_DEADLINE,
+    assert_error_shape, obsidian_help_en, obsidian_help_ko, paths, wait_until, ServerOptions,
+    TestBrain, TestServer, CHANGE_DEADLINE,
 };
 
 /// The text of a snippet with the `<mark>` tags taken out.
@@ -161,6 +161,22 @@ async fn folder_and_tag_filters_narrow_the_hits() {
         Some("한국어/배포 절차.md")
     );
     assert!(both.iter().all(|p| p.starts_with("한국어/")), "{both:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_the_question_names_ranks_in_the_top_three() {
+    // `Plugins/Search.md` says little about shortcuts, while two notes list
+    // them at length; the question names the note, and its title is all
+    // "Search".
+    let brain = TestBrain::from_dir(obsidian_help_en());
+    let server = TestServer::start(&brain).await;
+    let found = server
+        .search_paths("Which keyboard shortcut opens Search?")
+        .await;
+    assert!(
+        found.iter().take(3).any(|p| p == "Plugins/Search.md"),
+        "{found:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
