@@ -31,6 +31,27 @@ const CACHED_IMPACTS: usize = 4_000_000;
 /// id in the segment.
 pub(super) type GlobalDoc = u32;
 
+/// Where a global passage number lies: its segment (the last whose first
+/// number is not above it, in `bases`) and its id there.
+pub(super) fn doc_address(bases: &[GlobalDoc], doc: GlobalDoc) -> DocAddress {
+    let segment = bases.partition_point(|&b| b <= doc) - 1;
+    DocAddress::new(segment as u32, doc - bases[segment])
+}
+
+/// Keeps the best `limit` of `items`, sorted best first by `order`, without
+/// sorting the rest.
+pub(super) fn keep_best<T>(
+    items: &mut Vec<T>,
+    limit: usize,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering + Copy,
+) {
+    if items.len() > limit {
+        items.select_nth_unstable_by(limit, order);
+        items.truncate(limit);
+    }
+    items.sort_unstable_by(order);
+}
+
 /// A term's impacts in one field: each passage that has it, with its score.
 type ImpactList = Arc<[(GlobalDoc, f32)]>;
 
@@ -79,19 +100,12 @@ impl Index {
         if let Some(keep) = keep {
             top.retain(|&(doc, _)| keep(doc));
         }
-        let order =
-            |a: &(GlobalDoc, f32), b: &(GlobalDoc, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if top.len() > limit {
-            top.select_nth_unstable_by(limit, order);
-            top.truncate(limit);
-        }
-        top.sort_unstable_by(order);
+        keep_best(&mut top, limit, |a, b| {
+            b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+        });
         Ok(top
             .into_iter()
-            .map(|(doc, score)| {
-                let segment = bases.partition_point(|&b| b <= doc) - 1;
-                (score, DocAddress::new(segment as u32, doc - bases[segment]))
-            })
+            .map(|(doc, score)| (score, doc_address(&bases, doc)))
             .collect())
     }
 

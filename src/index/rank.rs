@@ -28,7 +28,7 @@ use tantivy::postings::Postings;
 use tantivy::schema::{Field, IndexRecordOption, Term};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED};
 
-use super::impacts::GlobalDoc;
+use super::impacts::{doc_address, keep_best, GlobalDoc};
 use super::{Error, Index};
 use crate::cache::PerGeneration;
 
@@ -233,8 +233,7 @@ impl NoteTable {
     }
 
     pub fn address(&self, doc: GlobalDoc) -> DocAddress {
-        let segment = self.bases.partition_point(|&b| b <= doc) - 1;
-        DocAddress::new(segment as u32, doc - self.bases[segment])
+        doc_address(&self.bases, doc)
     }
 }
 
@@ -375,14 +374,9 @@ impl Index {
             scratch.touched.clear();
             top
         });
-        let order = |a: &(f32, GlobalNote, GlobalDoc), b: &(f32, GlobalNote, GlobalDoc)| {
+        keep_best(&mut top, limit, |a, b| {
             b.0.total_cmp(&a.0).then(a.2.cmp(&b.2))
-        };
-        if top.len() > limit {
-            top.select_nth_unstable_by(limit, order);
-            top.truncate(limit);
-        }
-        top.sort_unstable_by(order);
+        });
         Ok(top
             .into_iter()
             .map(|(score, _, doc)| RankedNote {
