@@ -372,20 +372,32 @@ fn collapse_whitespace(text: &str) -> String {
     out
 }
 
-/// Groups blocks into passages of about [`PASSAGE_TARGET_CHARS`].
+/// Groups blocks into passages of about [`PASSAGE_TARGET_CHARS`]. A block
+/// that opens what follows ("To search a pipe's input:", a list's lead-in)
+/// stays in one passage with the next one while both fit in
+/// [`PASSAGE_MAX_CHARS`]: the answer is the pair.
 fn split_passages(blocks: &[String]) -> Vec<String> {
     let mut passages = Vec::new();
     let mut current = String::new();
+    let mut current_chars = 0;
     for block in blocks {
         for piece in split_long_block(block) {
             let piece_chars = piece.chars().count();
-            if !current.is_empty() && current.chars().count() + piece_chars > PASSAGE_TARGET_CHARS {
+            let grown = current_chars + piece_chars;
+            let opens_next = current.trim_end().ends_with([':', '：']);
+            if current_chars > 0
+                && grown > PASSAGE_TARGET_CHARS
+                && !(opens_next && grown < PASSAGE_MAX_CHARS)
+            {
                 passages.push(std::mem::take(&mut current));
+                current_chars = 0;
             }
-            if !current.is_empty() {
+            if current_chars > 0 {
                 current.push('\n');
+                current_chars += 1;
             }
             current.push_str(piece);
+            current_chars += piece_chars;
         }
     }
     if !current.is_empty() {
@@ -575,6 +587,34 @@ mod tests {
         assert_eq!(
             note.sections.iter().map(|s| s.text.len()).sum::<usize>(),
             10_000
+        );
+    }
+
+    #[test]
+    fn a_lead_in_stays_with_what_it_opens() {
+        // Each list item is a block; the passage would reach its target
+        // size with the lead-in "Search stdin for lines that do not match:"
+        // and end there, leaving the command to the next passage.
+        let filler = "Print lines that match patterns in files, one item of many. ".repeat(3);
+        let mut src = String::new();
+        for _ in 0..4 {
+            src.push_str(&format!("- {}\n\n", filler.trim()));
+        }
+        src.push_str("- Search stdin for lines that do not match:\n\n");
+        src.push_str(
+            "`cat path/to/file | grep --invert-match --line-number --with-filename \
+             --ignore-case --binary-files=without-match --color=always \"pattern\"`\n",
+        );
+        let note = parse_note("grep.md", &src);
+        let lead_in = note
+            .sections
+            .iter()
+            .find(|s| s.text.contains("do not match:"))
+            .unwrap();
+        assert!(
+            lead_in.text.contains("--invert-match"),
+            "{:?}",
+            note.sections
         );
     }
 
