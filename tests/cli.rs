@@ -77,6 +77,34 @@ fn index_prints_a_summary() {
 }
 
 #[test]
+fn with_a_data_dir_index_and_search_leave_the_brain_untouched() {
+    let brain = TestBrain::sample();
+    let data = tempfile::tempdir().unwrap();
+    let data_arg = data.path().to_str().unwrap();
+    let output = run(noggin().args(["index", "--brain", path_arg(&brain), "--data-dir", data_arg]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run(noggin().args([
+        "search",
+        "--brain",
+        path_arg(&brain),
+        "--data-dir",
+        data_arg,
+        "payments",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("Jonas Weber"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(data.path().join("index/meta.json").is_file());
+    assert!(
+        !brain.path().join(".noggin").exists(),
+        "noggin wrote into the brain although --data-dir points elsewhere"
+    );
+}
+
+#[test]
 fn search_prints_hits_for_people_and_scripts() {
     let brain = TestBrain::sample();
     let output = run(noggin().args(["search", "--brain", path_arg(&brain), "--json", "deploy"]));

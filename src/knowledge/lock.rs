@@ -61,10 +61,16 @@ impl AnswersLock {
         Ok(AnswersLock { _file: file })
     }
 
-    /// Holds the lock if nobody does; `None` if somebody does (or the lock
-    /// cannot be taken at all).
-    pub(super) fn try_acquire(brain: &Path) -> Option<AnswersLock> {
-        let file = open(brain).ok()?;
+    /// Holds the lock if its file exists and nobody holds it; `None`
+    /// otherwise. It creates nothing: a brain no answer was ever written to
+    /// has no lock file (every writer creates it before writing), and one
+    /// only read, or indexed into another `--data-dir`, stays untouched.
+    pub(super) fn try_acquire_existing(brain: &Path) -> Option<AnswersLock> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(lock_path(brain))
+            .ok()?;
         fs4::FileExt::try_lock(&file).ok()?;
         Some(AnswersLock { _file: file })
     }
@@ -78,9 +84,16 @@ mod tests {
     fn a_second_holder_waits_for_the_first() {
         let dir = tempfile::tempdir().unwrap();
         let held = AnswersLock::acquire(dir.path()).unwrap();
-        assert!(AnswersLock::try_acquire(dir.path()).is_none());
+        assert!(AnswersLock::try_acquire_existing(dir.path()).is_none());
         drop(held);
-        assert!(AnswersLock::try_acquire(dir.path()).is_some());
+        assert!(AnswersLock::try_acquire_existing(dir.path()).is_some());
         assert!(dir.path().join(".noggin/.gitignore").exists());
+    }
+
+    #[test]
+    fn looking_for_an_idle_lock_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(AnswersLock::try_acquire_existing(dir.path()).is_none());
+        assert!(!dir.path().join(".noggin").exists());
     }
 }

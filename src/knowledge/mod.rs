@@ -215,8 +215,9 @@ impl Knowledge {
             }),
         };
         // With the lock held no write is under way in any process, so every
-        // temporary file is a leftover of an interrupted one.
-        let idle = lock::AnswersLock::try_acquire(brain);
+        // temporary file is a leftover of an interrupted one. Without it (or
+        // without a lock file) only old ones are.
+        let idle = lock::AnswersLock::try_acquire_existing(brain);
         write::sweep_stale_temp_files(&knowledge.folder(), idle.is_some());
         knowledge
     }
