@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use rayon::prelude::*;
 use walkdir::WalkDir;
 
 use super::Error;
@@ -71,6 +72,10 @@ pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, Sc
                 && !std::fs::canonicalize(e.path()).is_ok_and(|real| real.starts_with(root));
             e.depth() == 0 || !(skipped || leaves)
         });
+    // The walk reads directories (their entries carry the file type); the
+    // size and mtime of each note then come from a stat on all cores, which
+    // is most of a scan's time in a brain of many small notes.
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -86,10 +91,16 @@ pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, Sc
         let Some(rel_path) = relative_path(root, entry.path()) else {
             continue;
         };
-        if !is_note_path(&rel_path) {
-            continue;
+        if is_note_path(&rel_path) {
+            found.push((entry.into_path(), rel_path));
         }
-        match stat_file(entry.path().to_path_buf(), &rel_path, max_note_bytes) {
+    }
+    let stats: Vec<Result<Option<NoteFile>, Error>> = found
+        .into_par_iter()
+        .map(|(path, rel_path)| stat_file(path, &rel_path, max_note_bytes))
+        .collect();
+    for stat in stats {
+        match stat {
             Ok(Some(note)) => notes.push(note),
             Ok(None) => {}
             Err(Error::TooLarge { path, size }) => {
