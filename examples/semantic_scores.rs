@@ -33,12 +33,11 @@ fn main() {
         let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
         if let Some(answer) = v["answer"].as_str() {
             let id = v["id"].as_str().unwrap().to_string();
-            let q = cache
-                .entry(id.clone())
-                .or_insert_with(|| embedder.embed_queries(&[questions[&id].as_str()]).remove(0))
-                .clone();
             let p = embedder.embed_passages(&[answer]).remove(0);
-            v["semantic"] = noggin::semantic::dot(&q, &p).into();
+            let q = cache.entry(id).or_insert_with_key(|id| {
+                embedder.embed_queries(&[questions[id].as_str()]).remove(0)
+            });
+            v["semantic"] = noggin::semantic::dot(q, &p).into();
         }
         writeln!(out, "{v}").unwrap();
     }

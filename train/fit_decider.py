@@ -44,13 +44,31 @@ def split_of(item):
     return ["train", "train", "train", "dev", "test"][h]
 
 
-def load(name, feats_path, qs_path):
+def read_questions(qs_path):
+    """The questions of a JSON-lines file, by id."""
     items = {}
     for line in open(qs_path, encoding="utf-8"):
         if line.strip():
             it = json.loads(line)
             items[it["id"]] = it
-    keys = {i: [norm(a) for a in it.get("answers", []) if norm(a)] for i, it in items.items()}
+    return items
+
+
+def answer_keys(item):
+    """The gold answers of a question, normalised as the scorer does."""
+    return [norm(a) for a in item.get("answers", []) if norm(a)]
+
+
+def is_right(item, keys, row):
+    """The scorer's rule: an answerable question, its gold note, and one of
+    its gold answers (`keys`, from answer_keys) in the candidate's text."""
+    return bool(item["answerable"]) and row["path"].endswith(item["gold_path"]) and any(
+        k in norm(row["answer"]) for k in keys)
+
+
+def load(name, feats_path, qs_path):
+    items = read_questions(qs_path)
+    keys = {i: answer_keys(it) for i, it in items.items()}
     questions = {}  # id -> list of (path, features, label)
     for line in open(feats_path, encoding="utf-8"):
         row = json.loads(line)
@@ -59,8 +77,7 @@ def load(name, feats_path, qs_path):
         cands = questions.setdefault(qid, [])
         if row.get("path") is None:
             continue
-        ok = bool(it["answerable"]) and row["path"].endswith(it["gold_path"]) and any(
-            k in norm(row["answer"]) for k in keys[qid])
+        ok = is_right(it, keys[qid], row)
         cands.append((row["path"], row["features"], 1.0 if ok else 0.0))
     out = []
     for qid, cands in questions.items():

@@ -10,18 +10,14 @@ examples/decider_features.rs dumps. A pick is right by the rule of
 ../shared/eval/research_eval.py (gold note, a gold answer in the text).
 """
 import json, sys
-from fit_decider import norm, PRIOR
+from fit_decider import PRIOR, answer_keys, is_right, read_questions
 
 ALPHAS = (0, 1, 2, 4, 8, 16)
 
 for spec in sys.argv[1:]:
     name, rest = spec.split("=", 1)
     scored, questions = rest.split(":", 1)
-    items = {}
-    for line in open(questions, encoding="utf-8"):
-        if line.strip():
-            it = json.loads(line)
-            items[it["id"]] = it
+    items = read_questions(questions)
     rows = {}
     for line in open(scored, encoding="utf-8"):
         row = json.loads(line)
@@ -38,7 +34,6 @@ for spec in sys.argv[1:]:
             if not cands:
                 continue
             best = max(cands, key=lambda r: r["features"][PRIOR] + alpha * r["semantic"])
-            keys = [norm(a) for a in it["answers"] if norm(a)]
-            right += best["path"].endswith(it["gold_path"]) and any(k in norm(best["answer"]) for k in keys)
+            right += is_right(it, answer_keys(it), best)
         cells.append(f"{alpha}: {right}/{len(answerable)}")
     print(f"{name}  " + "  ".join(cells))
