@@ -341,16 +341,17 @@ impl Index {
         &self,
         searcher: &Searcher,
         terms: &[String],
+        pairs: &[(String, String)],
         filter: &SearchFilter,
         limit: usize,
     ) -> Result<Vec<rank::RankedNote>, Error> {
         let clauses = self.filter_clauses(filter);
         if clauses.is_empty() {
-            return self.top_notes(searcher, terms, None, limit);
+            return self.top_notes(searcher, terms, pairs, None, limit);
         }
         let table = self.note_table(searcher)?;
         let allowed = self.allowed_notes(searcher, &table, &clauses)?;
-        self.top_notes(searcher, terms, Some(&allowed), limit)
+        self.top_notes(searcher, terms, pairs, Some(&allowed), limit)
     }
 
     /// Passage scores as a tantivy query: the disjunction of the terms in
@@ -471,7 +472,8 @@ impl Index {
         }
         let terms = capped_terms(self, &terms);
         let searcher = self.searcher();
-        let ranked = self.ranked_notes(&searcher, &terms, filter, limit)?;
+        let pairs = rank::query_pairs(query);
+        let ranked = self.ranked_notes(&searcher, &terms, &pairs, filter, limit)?;
         let mut sections = Vec::with_capacity(ranked.len());
         for note in ranked {
             sections.push(self.section_hit(&searcher, note.best_passage, note.score)?);
