@@ -85,6 +85,11 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<'_, T> {
             return false;
         }
         let token = self.tail.token_mut();
+        // English rules only touch Latin letters: a Hangul, Han or Kana
+        // bigram (or a number) stays as it is.
+        if !token.text.bytes().any(|b| b.is_ascii_alphabetic()) {
+            return true;
+        }
         if !token.text.is_ascii() {
             let stemmed = stem(&token.text).into_owned();
             token.text = stemmed;
@@ -296,7 +301,7 @@ mod tests {
             .build();
         let mut cached = text_analyzer();
         let text = "Running runners ran; the generously generous generalisations \
-                    were running again. Café façades, naïve Straße, 두뇌를 두뇌에서 \
+                    were running again. Café façades, naïve Straße, 두뇌를 두뇌에서 бегущие Ελληνικά 2026 x86s \
                     知識 running RUNNING Runs";
         // Twice through the same analyzer: the second pass reads the cache.
         for _ in 0..2 {
