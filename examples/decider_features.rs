@@ -5,7 +5,8 @@
 //! `research_eval.py` reads: `id`, `question`, `answerable`, `gold_path`,
 //! `answers`) prints one JSON line per candidate the decider scores: the
 //! question's id, the candidate's note, heading and answer text, and its
-//! features in the order of `noggin::research::decider::FEATURES`. The
+//! features in the order of `noggin::research::decider::FEATURES` (and the
+//! margin the prior decider reads, `plain_margin`). The
 //! training script (`train/fit_decider.py`) labels the lines with the
 //! scorer's rule, so serving and training compute the same features from one
 //! definition.
@@ -57,6 +58,7 @@ fn main() -> anyhow::Result<()> {
                 "heading": section.heading,
                 "answer": answer_text(&finding),
                 "features": candidate.features.to_vec(),
+                "plain_margin": candidate.plain_margin,
             });
             writeln!(out, "{row}")?;
         }

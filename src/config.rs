@@ -347,7 +347,7 @@ pub struct ResearchArgs {
     pub evidence_budget_chars: usize,
 
     /// Confidence (0 to 1) the local decider needs to call a question
-    /// answered [default: 0.5 for the prior decider, 0.72 for the learned one].
+    /// answered [default: 0.5 for the prior decider, 0.75 for the learned one].
     #[arg(long, env = "NOGGIN_ANSWER_THRESHOLD", value_name = "CONFIDENCE")]
     pub answer_threshold: Option<f32>,
 

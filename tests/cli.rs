@@ -228,7 +228,7 @@ fn serve_reads_its_settings_from_the_environment() {
     // The learned decider, at its own default threshold.
     assert_eq!(status["local_decider"], "learned", "{status}");
     let threshold = status["answer_threshold"].as_f64().unwrap_or_default();
-    assert!((threshold - 0.72).abs() < 1e-6, "{status}");
+    assert!((threshold - 0.75).abs() < 1e-6, "{status}");
     assert!(serve.terminate().success());
     assert!(
         !brain.data_dir().join("index").exists(),

@@ -69,7 +69,7 @@ def is_right(item, keys, row):
 def load(name, feats_path, qs_path):
     items = read_questions(qs_path)
     keys = {i: answer_keys(it) for i, it in items.items()}
-    questions = {}  # id -> list of (path, features, label)
+    questions = {}  # id -> list of (path, features, label, plain_margin)
     for line in open(feats_path, encoding="utf-8"):
         row = json.loads(line)
         qid = row["id"]
@@ -78,7 +78,8 @@ def load(name, feats_path, qs_path):
         if row.get("path") is None:
             continue
         ok = is_right(it, keys[qid], row)
-        cands.append((row["path"], row["features"], 1.0 if ok else 0.0))
+        cands.append((row["path"], row["features"], 1.0 if ok else 0.0,
+                      row.get("plain_margin", 0.0)))
     out = []
     for qid, cands in questions.items():
         it = items[qid]
@@ -115,11 +116,12 @@ PRIOR = 3  # index of the hand-made prior score among the features
 
 def note_bests(q):
     """The decider's findings: each note's best candidate by the prior
-    (the first on a tie), best note first, as (features, right)."""
+    (the first on a tie), best note first, as (features, right, the margin
+    the prior decider reads)."""
     best = {}
-    for path, f, label in q["cands"]:
+    for path, f, label, plain_margin in q["cands"]:
         if path not in best or f[PRIOR] > best[path][0][PRIOR]:
-            best[path] = (f, label)
+            best[path] = (f, label, plain_margin)
     # Candidates come best prior first; a stable sort keeps that order.
     return sorted(best.values(), key=lambda t: -t[0][PRIOR])
 
@@ -132,7 +134,7 @@ def picks(questions, coef, bias):
         if not ranked:
             out.append(None)
             continue
-        z = [bias + float(np.dot(coef, f)) for f, _ in ranked[:2]]
+        z = [bias + float(np.dot(coef, f)) for f, _, _ in ranked[:2]]
         lead = z[0] - z[1] if len(z) > 1 else MAX_LEAD
         out.append((z[0], max(-MAX_LEAD, min(MAX_LEAD, lead)), ranked[0][1]))
     return out
@@ -165,7 +167,7 @@ def main():
         name, rest = spec.split("=", 1)
         feats, qs = rest.split(":", 1)
         questions += load(name, feats, qs)
-    n_features = len(next(f for q in questions for _, f, _ in q["cands"]))
+    n_features = len(next(f for q in questions for _, f, _, _ in q["cands"]))
     sources = sorted({q["source"] for q in questions})
     train = [q for q in questions if q["split"] == "train"]
     dev = [q for q in questions if q["split"] == "dev"]
@@ -241,7 +243,7 @@ FEATURE_NAMES = [
     "vague_time", "asks_time", "asks_number", "asks_person", "asks_place", "asks_choice",
     "passage_rank", "bm25_ratio", "gap_to_best", "margin_rival", "margin_other_note",
     "question_terms", "cjk_question", "log_words", "table_row", "unpunctuated", "leans",
-    "first_in_section", "semantic", "has_semantic",
+    "first_in_section", "pairs", "semantic", "has_semantic",
 ]
 
 if __name__ == "__main__":

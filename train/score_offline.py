@@ -15,8 +15,9 @@ from fit_decider import load, picks, curve, note_bests, PRIOR, FEATURE_NAMES
 args = sys.argv[1:]
 prior_decider = "--prior" in args
 args = [a for a in args if a != "--prior"]
-RIVAL = FEATURE_NAMES.index("margin_rival")
 RUNNER_UP_GAP = 0.3  # src/research/decider.rs
+PAIRS = FEATURE_NAMES.index("pairs")
+PAIR_WEIGHT = 0.4  # src/research/decider.rs
 model = json.load(open(args[0]))
 coef, bias = np.array(model["weights"]), model["bias"]
 cal = model["calibration"]
@@ -31,8 +32,11 @@ for spec in args[1:]:
             if not ranked:
                 confs.append(None)
                 continue
-            f, right = ranked[0]
-            confs.append((max(0.0, f[PRIOR] - max(0.0, RUNNER_UP_GAP - f[RIVAL])), right))
+            f, right, plain_margin = ranked[0]
+            # src/research/decider.rs prior_confidence: the prior without the
+            # word pairs, and its lead over the rival's.
+            prior = f[PRIOR] - PAIR_WEIGHT * f[PAIRS]
+            confs.append((max(0.0, prior - max(0.0, RUNNER_UP_GAP - plain_margin)), right))
         model["threshold"] = 0.5
     for p in ([] if prior_decider else picks(questions, coef, bias)):
         if p is None:

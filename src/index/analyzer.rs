@@ -144,6 +144,42 @@ pub fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<Token> {
     tokens
 }
 
+/// True when two consecutive tokens of `text` make a word pair: nothing
+/// but spaces, hyphens, quotes or emphasis lies between them. Not across a
+/// sentence, clause, line or table cell ("… the Tuesday deploy.\n- Tuesday"),
+/// and not two bigrams of one Hangul, Han or Kana run ("암호" and "호화" of
+/// "암호화"), whose pair says no more than the word they come from.
+pub fn adjacent(text: &str, a: &Token, b: &Token) -> bool {
+    b.offset_from >= a.offset_to
+        && text
+            .get(a.offset_to..b.offset_from)
+            .is_some_and(|gap| !gap.contains(PAIR_BREAKS))
+}
+
+/// Characters that end a word pair: sentence and clause punctuation, line
+/// breaks, brackets and table bars.
+const PAIR_BREAKS: &[char] = &[
+    '.', ',', ';', ':', '!', '?', '\n', '|', '(', ')', '[', ']', '{', '}', '<', '>', '。', '、',
+    '，', '：', '；', '！', '？',
+];
+
+/// The word pairs of `text` (two [`adjacent`] analyzed tokens), in order,
+/// each once.
+pub fn word_pairs(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, String)> {
+    let tokens = analyze(analyzer, text);
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for window in tokens.windows(2) {
+        if !adjacent(text, &window[0], &window[1]) {
+            continue;
+        }
+        let pair = (window[0].text.clone(), window[1].text.clone());
+        if !pairs.contains(&pair) {
+            pairs.push(pair);
+        }
+    }
+    pairs
+}
+
 /// True for characters of scripts written without spaces between words.
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,

@@ -28,7 +28,7 @@ use tantivy::postings::Postings;
 use tantivy::schema::{Field, IndexRecordOption, Term};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED};
 
-use super::analyzer::{analyze, with_analyzer};
+use super::analyzer::{adjacent, analyze, with_analyzer, word_pairs};
 use super::impacts::{doc_address, keep_best, GlobalDoc};
 use super::search::is_stopword;
 use super::{Error, Index};
@@ -529,42 +529,12 @@ impl Index {
     }
 }
 
-/// The query's word pairs: each two adjacent analyzed tokens, once, unless
-/// both are stop words.
+/// The query's word pairs ([`word_pairs`]) but those of two stop words.
 pub(super) fn query_pairs(query: &str) -> Vec<(String, String)> {
-    let tokens = with_analyzer(|a| analyze(a, query));
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for window in tokens.windows(2) {
-        let (a, b) = (&window[0].text, &window[1].text);
-        if (is_stopword(a) && is_stopword(b)) || !adjacent(query, &window[0], &window[1]) {
-            continue;
-        }
-        let pair = (a.clone(), b.clone());
-        if !pairs.contains(&pair) {
-            pairs.push(pair);
-        }
-    }
+    let mut pairs = with_analyzer(|a| word_pairs(a, query));
+    pairs.retain(|(a, b)| !(is_stopword(a) && is_stopword(b)));
     pairs
 }
-
-/// True when two consecutive tokens of `text` make a word pair: nothing
-/// but spaces, hyphens, quotes or emphasis lies between them. Not across a
-/// sentence, clause, line or table cell ("… the Tuesday deploy.\n- Tuesday"),
-/// and not two bigrams of one Hangul, Han or Kana run ("암호" and "호화" of
-/// "암호화"), whose pair says no more than the word they come from.
-fn adjacent(text: &str, a: &tantivy::tokenizer::Token, b: &tantivy::tokenizer::Token) -> bool {
-    b.offset_from >= a.offset_to
-        && text
-            .get(a.offset_to..b.offset_from)
-            .is_some_and(|gap| !gap.contains(PAIR_BREAKS))
-}
-
-/// Characters that end a word pair: sentence and clause punctuation, line
-/// breaks, brackets and table bars.
-const PAIR_BREAKS: &[char] = &[
-    '.', ',', ';', ':', '!', '?', '\n', '|', '(', ')', '[', ']', '{', '}', '<', '>', '。', '、',
-    '，', '：', '；', '！', '？',
-];
 
 /// Sums a term's passage frequencies per note: text over every passage,
 /// title once.

@@ -46,7 +46,7 @@ pub const DEFAULT_THRESHOLD: f32 = 0.5;
 /// confidence at which the development questions reached an
 /// answered-precision of 0.9 (`train/fit_decider.py` writes it into
 /// `decider_model.json`).
-pub const LEARNED_THRESHOLD: f32 = 0.72;
+pub const LEARNED_THRESHOLD: f32 = 0.75;
 
 /// Which local decider turns a question's best candidate into a confidence.
 #[derive(
