@@ -368,3 +368,25 @@ fn create_fresh(
         },
     )
 }
+
+/// A temp brain of the given notes (path, markdown), indexed: for tests.
+#[cfg(test)]
+pub(crate) fn indexed_brain(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index) {
+    let temp = tempfile::tempdir().unwrap();
+    let brain = temp.path().join("brain");
+    std::fs::create_dir_all(&brain).unwrap();
+    for (path, text) in notes {
+        let file = brain.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let index = Index::open(IndexOptions {
+        brain,
+        data_dir: None,
+        max_note_bytes: 1 << 20,
+        read_only: false,
+    })
+    .unwrap();
+    index.reconcile_blocking(None).unwrap();
+    (temp, index)
+}

@@ -613,26 +613,11 @@ fn note_frequencies(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::{IndexOptions, SearchFilter};
+    use crate::index::SearchFilter;
 
     /// A brain of the given notes (path, markdown), indexed.
     fn indexed(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index) {
-        let temp = tempfile::tempdir().unwrap();
-        let brain = temp.path().join("brain");
-        for (path, text) in notes {
-            let file = brain.join(path);
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        }
-        let index = Index::open(IndexOptions {
-            brain,
-            data_dir: None,
-            max_note_bytes: 1 << 20,
-            read_only: false,
-        })
-        .unwrap();
-        index.reconcile_blocking(None).unwrap();
-        (temp, index)
+        crate::index::indexed_brain(notes)
     }
 
     fn ranked(index: &Index, query: &str) -> Vec<String> {

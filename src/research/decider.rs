@@ -951,12 +951,9 @@ mod tests {
 
     #[test]
     fn the_answer_that_says_the_question_words_in_order_is_picked() {
-        let temp = tempfile::tempdir().unwrap();
-        let brain = temp.path().join("brain");
-        std::fs::create_dir_all(&brain).unwrap();
         // The ledger note has the same words, scattered, and its title
         // matches the question better: by words alone it would win.
-        let notes = [
+        let (_temp, index) = crate::index::indexed_brain(&[
             (
                 "ledger.md",
                 "# Money amounts\n\nThe stored amount of money is rounded by the ledger.\n",
@@ -966,18 +963,7 @@ mod tests {
                 "# Decision\n\nMoney amounts are stored as integer cents.\n",
             ),
             ("other.md", "# Other\n\nLunch orders and the plant rota.\n"),
-        ];
-        for (path, text) in notes {
-            std::fs::write(brain.join(path), text).unwrap();
-        }
-        let index = crate::index::Index::open(crate::index::IndexOptions {
-            brain,
-            data_dir: None,
-            max_note_bytes: 1 << 20,
-            read_only: false,
-        })
-        .unwrap();
-        index.reconcile_blocking(None).unwrap();
+        ]);
         let question = Weights::new(&index).question_terms("How are money amounts stored?");
         let Candidates {
             sections,
