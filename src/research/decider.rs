@@ -67,7 +67,7 @@ const SHORT_QUESTION_PENALTY: f32 = 0.05;
 const FULL_TERMS: usize = 5;
 /// Weight in the prior of the share of the question's word pairs that the
 /// answer says in the same order. Chosen on the dev split of the training
-/// sets by how often the pick is right (`train/pair_pick.py`): KorQuAD 264
+/// sets by how often the pick is right (`train/prior_weight.py`): KorQuAD 264
 /// of 331 without pairs, 267, 269, 275, 271 at 0.1, 0.2, 0.4, 0.8; SQuAD
 /// train 269 of 400, then 270, 273, 274, 268.
 const PAIR_WEIGHT: f32 = 0.4;
