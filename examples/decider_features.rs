@@ -5,8 +5,8 @@
 //! `research_eval.py` reads: `id`, `question`, `answerable`, `gold_path`,
 //! `answers`) prints one JSON line per candidate the decider scores: the
 //! question's id, the candidate's note, heading and answer text, and its
-//! features in the order of `noggin::research::decider::FEATURES` (and the
-//! margin the prior decider reads, `plain_margin`). The
+//! features in the order of `noggin::research::decider::FEATURES` (and what
+//! the prior decider reads: `prior_confidence` and `plain_margin`). The
 //! training script (`train/fit_decider.py`) labels the lines with the
 //! scorer's rule, so serving and training compute the same features from one
 //! definition.
@@ -16,7 +16,9 @@ use std::io::{BufRead, Write};
 use anyhow::Context;
 use noggin::index::{Index, IndexOptions};
 use noggin::research::context::{load_project_context, ContextSource};
-use noggin::research::decider::{answer_text, score_candidates, NoteFinding, Weights};
+use noggin::research::decider::{
+    answer_text, prior_confidence, score_candidates, NoteFinding, Weights,
+};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,6 +61,7 @@ fn main() -> anyhow::Result<()> {
                 "answer": answer_text(&finding),
                 "features": candidate.features.to_vec(),
                 "plain_margin": candidate.plain_margin,
+                "prior_confidence": prior_confidence(&candidate.features),
             });
             writeln!(out, "{row}")?;
         }

@@ -69,7 +69,8 @@ def is_right(item, keys, row):
 def load(name, feats_path, qs_path):
     items = read_questions(qs_path)
     keys = {i: answer_keys(it) for i, it in items.items()}
-    questions = {}  # id -> list of (path, features, label, plain_margin)
+    # id -> list of (path, features, label, plain_margin, prior_confidence)
+    questions = {}
     for line in open(feats_path, encoding="utf-8"):
         row = json.loads(line)
         qid = row["id"]
@@ -79,7 +80,7 @@ def load(name, feats_path, qs_path):
             continue
         ok = is_right(it, keys[qid], row)
         cands.append((row["path"], row["features"], 1.0 if ok else 0.0,
-                      row.get("plain_margin", 0.0)))
+                      row["plain_margin"], row["prior_confidence"]))
     out = []
     for qid, cands in questions.items():
         it = items[qid]
@@ -116,12 +117,12 @@ PRIOR = 3  # index of the hand-made prior score among the features
 
 def note_bests(q):
     """The decider's findings: each note's best candidate by the prior
-    (the first on a tie), best note first, as (features, right, the margin
-    the prior decider reads)."""
+    (the first on a tie), best note first, as (features, right, and the
+    margin and confidence the prior decider reads)."""
     best = {}
-    for path, f, label, plain_margin in q["cands"]:
+    for path, f, label, plain_margin, prior_confidence in q["cands"]:
         if path not in best or f[PRIOR] > best[path][0][PRIOR]:
-            best[path] = (f, label, plain_margin)
+            best[path] = (f, label, plain_margin, prior_confidence)
     # Candidates come best prior first; a stable sort keeps that order.
     return sorted(best.values(), key=lambda t: -t[0][PRIOR])
 
@@ -134,7 +135,7 @@ def picks(questions, coef, bias):
         if not ranked:
             out.append(None)
             continue
-        z = [bias + float(np.dot(coef, f)) for f, _, _ in ranked[:2]]
+        z = [bias + float(np.dot(coef, f)) for f, *_ in ranked[:2]]
         lead = z[0] - z[1] if len(z) > 1 else MAX_LEAD
         out.append((z[0], max(-MAX_LEAD, min(MAX_LEAD, lead)), ranked[0][1]))
     return out
@@ -167,7 +168,7 @@ def main():
         name, rest = spec.split("=", 1)
         feats, qs = rest.split(":", 1)
         questions += load(name, feats, qs)
-    n_features = len(next(f for q in questions for _, f, _, _ in q["cands"]))
+    n_features = len(next(f for q in questions for _, f, *_ in q["cands"]))
     sources = sorted({q["source"] for q in questions})
     train = [q for q in questions if q["split"] == "train"]
     dev = [q for q in questions if q["split"] == "dev"]

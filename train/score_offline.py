@@ -10,14 +10,12 @@ running server is the measure of record.
 """
 import json, sys
 import numpy as np
-from fit_decider import load, picks, curve, note_bests, PRIOR, FEATURE_NAMES
+from fit_decider import load, picks, curve, note_bests
 
 args = sys.argv[1:]
 prior_decider = "--prior" in args
 args = [a for a in args if a != "--prior"]
 RUNNER_UP_GAP = 0.3  # src/research/decider.rs
-PAIRS = FEATURE_NAMES.index("pairs")
-PAIR_WEIGHT = 0.4  # src/research/decider.rs
 model = json.load(open(args[0]))
 coef, bias = np.array(model["weights"]), model["bias"]
 cal = model["calibration"]
@@ -32,10 +30,9 @@ for spec in args[1:]:
             if not ranked:
                 confs.append(None)
                 continue
-            f, right, plain_margin = ranked[0]
-            # src/research/decider.rs prior_confidence: the prior without the
-            # word pairs, and its lead over the rival's.
-            prior = f[PRIOR] - PAIR_WEIGHT * f[PAIRS]
+            _, right, plain_margin, prior = ranked[0]
+            # src/research/decider.rs: the prior without the word pairs,
+            # lowered by a runner-up that comes within RUNNER_UP_GAP.
             confs.append((max(0.0, prior - max(0.0, RUNNER_UP_GAP - plain_margin)), right))
         model["threshold"] = 0.5
     for p in ([] if prior_decider else picks(questions, coef, bias)):

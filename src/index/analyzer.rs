@@ -145,22 +145,26 @@ pub fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<Token> {
 }
 
 /// True when two consecutive tokens of `text` make a word pair: nothing
-/// but spaces, hyphens, quotes or emphasis lies between them. Not across a
-/// sentence, clause, line or table cell ("… the Tuesday deploy.\n- Tuesday"),
-/// and not two bigrams of one Hangul, Han or Kana run ("암호" and "호화" of
-/// "암호화"), whose pair says no more than the word they come from.
+/// lies between them but spaces, hyphens, slashes, quotes or emphasis; no
+/// word the analyzer dropped (a hash too long to index), and nothing that
+/// ends a sentence, clause, line, heading level or table cell ("… the
+/// Tuesday deploy.\n- Tuesday"). Not two bigrams of one Hangul, Han or Kana
+/// run either ("암호" and "호화" of "암호화"): their pair says no more than
+/// the word they come from.
 pub fn adjacent(text: &str, a: &Token, b: &Token) -> bool {
     b.offset_from >= a.offset_to
-        && text
-            .get(a.offset_to..b.offset_from)
-            .is_some_and(|gap| !gap.contains(PAIR_BREAKS))
+        && text.get(a.offset_to..b.offset_from).is_some_and(|gap| {
+            !gap.chars()
+                .any(|c| c.is_alphanumeric() || PAIR_BREAKS.contains(&c))
+        })
 }
 
-/// Characters that end a word pair: sentence and clause punctuation, line
-/// breaks, brackets and table bars.
+/// Characters that end a word pair: sentence and clause punctuation, dashes
+/// and ellipses, line breaks, brackets, table bars, arrows and bullets, and
+/// the separator of heading levels.
 const PAIR_BREAKS: &[char] = &[
-    '.', ',', ';', ':', '!', '?', '\n', '|', '(', ')', '[', ']', '{', '}', '<', '>', '。', '、',
-    '，', '：', '；', '！', '？',
+    '.', ',', ';', ':', '!', '?', '\n', '|', '(', ')', '[', ']', '{', '}', '<', '>', '=', '—', '–',
+    '…', '•', '→', '›', '。', '、', '，', '：', '；', '！', '？', '｡',
 ];
 
 /// The word pairs of `text` (two [`adjacent`] analyzed tokens), in order,

@@ -18,6 +18,16 @@
 //! query's terms is visited (no top-k pruning): on a brain of notes that is
 //! a few tens of thousands of postings, cheaper than one stored passage
 //! read, and the cached lists make a repeated term free.
+//!
+//! Words alone do not see order: "breast cancer" in a claim is evidence
+//! for an abstract that says "breast cancer", less for one that speaks of
+//! cancer and, elsewhere, of the breast. So the best [`PHRASE_DEPTH`] notes
+//! are then reordered by the query's word pairs
+//! ([`super::search::query_pairs`]) that their best passages (at most
+//! [`PHRASE_PASSAGES`] each) say in the same order, each pair weighted by
+//! how few of those notes say it: a pair all of them share tells nothing.
+//! The index keeps no positions, so those passages are read and analyzed
+//! again; they are cached, as the passages a search shows are.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -28,9 +38,8 @@ use tantivy::postings::Postings;
 use tantivy::schema::{Field, IndexRecordOption, Term};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED};
 
-use super::analyzer::{adjacent, analyze, with_analyzer, word_pairs};
+use super::analyzer::{adjacent, analyze, with_analyzer};
 use super::impacts::{doc_address, keep_best, GlobalDoc};
-use super::search::is_stopword;
 use super::{Error, Index};
 use crate::cache::PerGeneration;
 
@@ -66,9 +75,9 @@ const TITLE_COVER_WEIGHT: f32 = 1.5;
 /// with [`PHRASE_WEIGHT`] on the fit half of the SciFact train claims, by
 /// nDCG@10 (0.679 without phrases): depth 10 at weight 1.0 0.681, 20 at
 /// 1.0 0.685, 15 at 1.5 0.686, **20 at 1.5 0.687**, 30 at 1.5 0.685, 20 at
-/// 2.0 0.687, 20 at 2.5 0.683 (before pairs stopped at punctuation, which
-/// gives 0.686). The held-out half goes from 0.716 to 0.725 and the
-/// Obsidian help recall stays as it was.
+/// 2.0 0.687, 20 at 2.5 0.683 (measured before pairs stopped at
+/// punctuation; as they are now, 0.687). The held-out half goes from 0.716
+/// to 0.724 and the Obsidian help recall stays as it was.
 const PHRASE_DEPTH: usize = 20;
 /// Weight of a note's phrase score against its note score.
 const PHRASE_WEIGHT: f32 = 1.5;
@@ -314,7 +323,7 @@ impl Index {
 
     /// The best `limit` notes for the analyzed `terms`, best first, each
     /// with its best passage; `allowed` (by note) narrows them. The query's
-    /// word `pairs` (see [`query_pairs`]) reorder the best of them.
+    /// word `pairs` (see [`super::search::query_pairs`]) reorder the best of them.
     pub(super) fn top_notes(
         &self,
         searcher: &Searcher,
@@ -529,13 +538,6 @@ impl Index {
     }
 }
 
-/// The query's word pairs ([`word_pairs`]) but those of two stop words.
-pub(super) fn query_pairs(query: &str) -> Vec<(String, String)> {
-    let mut pairs = with_analyzer(|a| word_pairs(a, query));
-    pairs.retain(|(a, b)| !(is_stopword(a) && is_stopword(b)));
-    pairs
-}
-
 /// Sums a term's passage frequencies per note: text over every passage,
 /// title once.
 fn note_frequencies(
@@ -729,7 +731,9 @@ mod tests {
 
     #[test]
     fn query_pairs_are_adjacent_tokens_once_without_two_stop_words() {
-        let pairs = query_pairs("Is the breast cancer screening of the breast cancer clinic?");
+        let pairs = crate::index::search::query_pairs(
+            "Is the breast cancer screening of the breast cancer clinic?",
+        );
         let pairs: Vec<(&str, &str)> = pairs
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
@@ -745,19 +749,31 @@ mod tests {
             ]
         );
         // Bigrams of one Korean word overlap: only pairs across words count.
-        let pairs = query_pairs("암호화된 압축 파일");
+        let pairs = crate::index::search::query_pairs("암호화된 압축 파일");
         let pairs: Vec<(&str, &str)> = pairs
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
             .collect();
         assert_eq!(pairs, [("화된", "압축"), ("압축", "파일")]);
         // Punctuation and line breaks end a pair.
-        let pairs = query_pairs("the Tuesday deploy.\n- Tuesday: deploy, (rollback) plan");
+        let pairs = crate::index::search::query_pairs(
+            "the Tuesday deploy.\n- Tuesday: deploy, (rollback) plan",
+        );
         let pairs: Vec<(&str, &str)> = pairs
             .iter()
             .map(|(a, b)| (a.as_str(), b.as_str()))
             .collect();
         assert_eq!(pairs, [("the", "tuesday"), ("tuesday", "deploy")]);
+        // Nor across heading levels, dashes or a word too long to index.
+        let pairs = crate::index::search::query_pairs(&format!(
+            "Setup › Database — backups; commit {} fixed it",
+            "a".repeat(45)
+        ));
+        let pairs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        assert_eq!(pairs, [("fix", "it")]);
     }
 
     #[test]

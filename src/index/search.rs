@@ -15,7 +15,7 @@ use tantivy::query::{Bm25StatisticsProvider, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Term, Value};
 use tantivy::{DocAddress, DocId, Searcher, TantivyDocument};
 
-use super::analyzer::{analyze, text_analyzer, with_analyzer};
+use super::analyzer::{analyze, text_analyzer, with_analyzer, word_pairs};
 use super::{rank, Error, Fields, Index};
 use crate::cache::{CappedMap, Generation, PerGeneration};
 
@@ -45,6 +45,14 @@ static QUERY_STOPWORDS: LazyLock<HashSet<String>> = LazyLock::new(|| {
 /// True when an analyzed term is an English stop word.
 pub fn is_stopword(term: &str) -> bool {
     QUERY_STOPWORDS.contains(term)
+}
+
+/// The word pairs of a query or question ([`word_pairs`]) but those of two
+/// stop words ("how are"), which say nothing about what is asked.
+pub fn query_pairs(text: &str) -> Vec<(String, String)> {
+    let mut pairs = with_analyzer(|a| word_pairs(a, text));
+    pairs.retain(|(a, b)| !(is_stopword(a) && is_stopword(b)));
+    pairs
 }
 
 /// Narrows a search to part of the brain.
@@ -472,7 +480,7 @@ impl Index {
         }
         let terms = capped_terms(self, &terms);
         let searcher = self.searcher();
-        let pairs = rank::query_pairs(query);
+        let pairs = query_pairs(query);
         let ranked = self.ranked_notes(&searcher, &terms, &pairs, filter, limit)?;
         let mut sections = Vec::with_capacity(ranked.len());
         for note in ranked {

@@ -25,8 +25,8 @@ use std::sync::{Arc, LazyLock};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::cache::CappedMap;
-use crate::index::analyzer::{adjacent, analyze, with_analyzer, word_pairs};
-use crate::index::search::is_stopword;
+use crate::index::analyzer::{adjacent, analyze, with_analyzer};
+use crate::index::search::{is_stopword, query_pairs};
 use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
@@ -369,9 +369,8 @@ impl<'a> Weights<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        let mut pair_ids: Vec<WordId> = with_analyzer(|a| word_pairs(a, question))
+        let mut pair_ids: Vec<WordId> = query_pairs(question)
             .into_iter()
-            .filter(|(a, b)| !(is_stopword(a) && is_stopword(b)))
             .map(|(a, b)| pair_id(&a, &b))
             .collect();
         pair_ids.sort_unstable();
@@ -475,7 +474,10 @@ pub struct Candidate {
     pub sentence: ScoredSentence,
     pub features: Features,
     /// The lead of [`prior_confidence`] over the rival's (as `margin_rival`
-    /// is the prior's lead), which the prior decider reads.
+    /// is the prior's lead), which the prior decider reads. The rival is the
+    /// first that disagrees by the prior with the pairs, so when the pairs
+    /// chose this candidate over one that says more of the question's words,
+    /// the lead is negative and the prior decider is rightly unsure.
     pub plain_margin: f32,
 }
 
@@ -564,7 +566,7 @@ pub fn find_evidence(
 /// note) but do not make the prior decider answer more: counted in its
 /// confidence too, they lowered its precision at 0.5 on the training
 /// questions (KorQuAD 0.886 -> 0.862, SQuAD train 0.854 -> 0.828).
-fn prior_confidence(features: &Features) -> f32 {
+pub fn prior_confidence(features: &Features) -> f32 {
     features[PRIOR] - PAIR_WEIGHT * features[PAIR_SHARE]
 }
 
@@ -703,7 +705,8 @@ fn leans_on_previous(sentence: &str) -> bool {
 }
 
 /// Scores every sentence of a passage: the prior score (IDF coverage with
-/// the answer-kind penalties) and the features a sentence has on its own.
+/// the answer-kind penalties, plus the question's word pairs it says) and
+/// the features a sentence has on its own.
 fn score_sentences(
     question: &QuestionTerms,
     tokens: &SectionTokens,
