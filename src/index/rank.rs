@@ -617,11 +617,6 @@ mod tests {
     use super::*;
     use crate::index::SearchFilter;
 
-    /// A brain of the given notes (path, markdown), indexed.
-    fn indexed(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index) {
-        crate::index::indexed_brain(notes)
-    }
-
     fn ranked(index: &Index, query: &str) -> Vec<String> {
         index
             .search(query, &SearchFilter::default(), 10)
@@ -631,16 +626,23 @@ mod tests {
             .collect()
     }
 
-    /// Notes about other things, so that the words of the tests are rare.
-    fn filler() -> Vec<(String, String)> {
-        (0..12)
+    /// A brain of the given notes (path, markdown) among a dozen notes about
+    /// other things, so that the words of the tests are rare; indexed.
+    fn indexed_among_filler(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index) {
+        let filler: Vec<(String, String)> = (0..12)
             .map(|n| {
                 (
                     format!("other/{n}.md"),
                     format!("# Other {n}\n\nThe kitchen rota, lunch orders and the plant watering plan {n}.\n"),
                 )
             })
-            .collect()
+            .collect();
+        let mut all: Vec<(&str, &str)> = filler
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        all.extend_from_slice(notes);
+        crate::index::indexed_brain(&all)
     }
 
     #[test]
@@ -652,14 +654,7 @@ mod tests {
             ## Four\n\nA restore takes an hour.\n\n## Five\n\nA drill runs every quarter.\n";
         let lucky = "# Misc\n\n## Notes\n\nThe backup of the wiki, the restore of the printer \
             queue and the fire drill were discussed at lunch.\n";
-        let mut notes = filler();
-        notes.push(("storage.md".into(), spread.into()));
-        notes.push(("misc.md".into(), lucky.into()));
-        let notes: Vec<(&str, &str)> = notes
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        let (_temp, index) = indexed(&notes);
+        let (_temp, index) = indexed_among_filler(&[("storage.md", spread), ("misc.md", lucky)]);
         let got = ranked(&index, "backup retention snapshot restore drill");
         assert_eq!(
             got.first().map(String::as_str),
@@ -683,14 +678,8 @@ mod tests {
                  the bicycles, the lockers and the fire drill.\n\n"
             ));
         }
-        let mut notes = filler();
-        notes.push(("deploys.md".into(), precise.into()));
-        notes.push(("handbook.md".into(), long));
-        let notes: Vec<(&str, &str)> = notes
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        let (_temp, index) = indexed(&notes);
+        let (_temp, index) =
+            indexed_among_filler(&[("deploys.md", precise), ("handbook.md", &long)]);
         let got = ranked(&index, "When do we deploy the payments service on Tuesday?");
         assert_eq!(
             got.first().map(String::as_str),
@@ -707,14 +696,8 @@ mod tests {
         let scattered = "# Clinic\n\nCancer care of every kind. The breast clinic does \
             screening, cancer screening and more screening.\n";
         let ordered = "# Programme\n\nThe breast cancer screening programme starts in May.\n";
-        let mut notes = filler();
-        notes.push(("clinic.md".into(), scattered.into()));
-        notes.push(("programme.md".into(), ordered.into()));
-        let notes: Vec<(&str, &str)> = notes
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        let (_temp, index) = indexed(&notes);
+        let (_temp, index) =
+            indexed_among_filler(&[("clinic.md", scattered), ("programme.md", ordered)]);
         assert_eq!(
             ranked(&index, "Is there breast cancer screening?"),
             ["programme.md", "clinic.md"]
@@ -731,49 +714,37 @@ mod tests {
 
     #[test]
     fn query_pairs_are_adjacent_tokens_once_without_two_stop_words() {
-        let pairs = crate::index::search::query_pairs(
-            "Is the breast cancer screening of the breast cancer clinic?",
-        );
-        let pairs: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
+        let pairs = |text: &str| -> Vec<String> {
+            crate::index::search::query_pairs(text)
+                .into_iter()
+                .map(|(a, b)| format!("{a} {b}"))
+                .collect()
+        };
         assert_eq!(
-            pairs,
+            pairs("Is the breast cancer screening of the breast cancer clinic?"),
             [
-                ("the", "breast"),
-                ("breast", "cancer"),
-                ("cancer", "screen"),
-                ("screen", "of"),
-                ("cancer", "clinic"),
+                "the breast",
+                "breast cancer",
+                "cancer screen",
+                "screen of",
+                "cancer clinic"
             ]
         );
         // Bigrams of one Korean word overlap: only pairs across words count.
-        let pairs = crate::index::search::query_pairs("암호화된 압축 파일");
-        let pairs: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        assert_eq!(pairs, [("화된", "압축"), ("압축", "파일")]);
+        assert_eq!(pairs("암호화된 압축 파일"), ["화된 압축", "압축 파일"]);
         // Punctuation and line breaks end a pair.
-        let pairs = crate::index::search::query_pairs(
-            "the Tuesday deploy.\n- Tuesday: deploy, (rollback) plan",
+        assert_eq!(
+            pairs("the Tuesday deploy.\n- Tuesday: deploy, (rollback) plan"),
+            ["the tuesday", "tuesday deploy"]
         );
-        let pairs: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        assert_eq!(pairs, [("the", "tuesday"), ("tuesday", "deploy")]);
         // Nor across heading levels, dashes or a word too long to index.
-        let pairs = crate::index::search::query_pairs(&format!(
-            "Setup › Database — backups; commit {} fixed it",
-            "a".repeat(45)
-        ));
-        let pairs: Vec<(&str, &str)> = pairs
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        assert_eq!(pairs, [("fix", "it")]);
+        let long_word = "a".repeat(45);
+        assert_eq!(
+            pairs(&format!(
+                "Setup › Database — backups; commit {long_word} fixed it"
+            )),
+            ["fix it"]
+        );
     }
 
     #[test]
@@ -781,14 +752,8 @@ mod tests {
         let note =
             "# Zebra facts\n\n## One\n\nA zebra runs.\n\n## Two\n\nA zebra and a zebra sleep.\n\n\
             ## Three\n\nNothing here.\n";
-        let mut notes = filler();
-        notes.push(("zebra.md".into(), note.into()));
-        notes.push(("plain.md".into(), "# Plain\n\nOne zebra.\n".into()));
-        let notes: Vec<(&str, &str)> = notes
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        let (_temp, index) = indexed(&notes);
+        let (_temp, index) =
+            indexed_among_filler(&[("zebra.md", note), ("plain.md", "# Plain\n\nOne zebra.\n")]);
         let searcher = index.searcher();
         let table = index.note_table(&searcher).unwrap();
         assert_eq!(table.notes(), 14);
@@ -801,16 +766,10 @@ mod tests {
 
     #[test]
     fn an_edited_note_counts_only_as_it_is_now() {
-        let mut notes = filler();
-        notes.push((
-            "edit.md".into(),
-            "# Edit\n\n## A\n\nzebra zebra\n\n## B\n\nzebra\n".into(),
-        ));
-        let notes: Vec<(&str, &str)> = notes
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        let (temp, index) = indexed(&notes);
+        let (temp, index) = indexed_among_filler(&[(
+            "edit.md",
+            "# Edit\n\n## A\n\nzebra zebra\n\n## B\n\nzebra\n",
+        )]);
         std::fs::write(
             temp.path().join("brain/edit.md"),
             "# Edit\n\nOne zebra only.\n",
@@ -828,20 +787,13 @@ mod tests {
 
     #[test]
     fn filters_narrow_notes() {
-        let mut notes = filler();
-        notes.push((
-            "a/deploy.md".into(),
-            "# Deploy\n\nDeploy on Tuesday.\n".into(),
-        ));
-        notes.push((
-            "b/deploy.md".into(),
-            "---\ntags: [ops]\n---\n# Deploy\n\nDeploy on Friday.\n".into(),
-        ));
-        let notes: Vec<(&str, &str)> = notes
-            .iter()
-            .map(|(p, t)| (p.as_str(), t.as_str()))
-            .collect();
-        let (_temp, index) = indexed(&notes);
+        let (_temp, index) = indexed_among_filler(&[
+            ("a/deploy.md", "# Deploy\n\nDeploy on Tuesday.\n"),
+            (
+                "b/deploy.md",
+                "---\ntags: [ops]\n---\n# Deploy\n\nDeploy on Friday.\n",
+            ),
+        ]);
         let search = |filter: SearchFilter| -> Vec<String> {
             index
                 .search("deploy", &filter, 10)
