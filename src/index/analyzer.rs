@@ -167,16 +167,24 @@ const PAIR_BREAKS: &[char] = &[
     '…', '•', '→', '›', '。', '、', '，', '：', '；', '！', '？', '｡',
 ];
 
-/// The word pairs of `text` (two [`adjacent`] analyzed tokens), in order,
-/// each once.
+/// The word pairs among the analyzed `tokens` of `text`: each two
+/// consecutive tokens that are [`adjacent`], in order, repeats included.
+pub fn pairs_of<'t>(
+    text: &'t str,
+    tokens: &'t [Token],
+) -> impl Iterator<Item = (&'t str, &'t str)> {
+    tokens
+        .windows(2)
+        .filter(move |w| adjacent(text, &w[0], &w[1]))
+        .map(|w| (w[0].text.as_str(), w[1].text.as_str()))
+}
+
+/// The word pairs of `text` ([`pairs_of`]), in order, each once.
 pub fn word_pairs(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, String)> {
     let tokens = analyze(analyzer, text);
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for window in tokens.windows(2) {
-        if !adjacent(text, &window[0], &window[1]) {
-            continue;
-        }
-        let pair = (window[0].text.clone(), window[1].text.clone());
+    for (a, b) in pairs_of(text, &tokens) {
+        let pair = (a.to_string(), b.to_string());
         if !pairs.contains(&pair) {
             pairs.push(pair);
         }

@@ -38,7 +38,7 @@ use tantivy::postings::Postings;
 use tantivy::schema::{Field, IndexRecordOption, Term};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED};
 
-use super::analyzer::{adjacent, analyze, with_analyzer};
+use super::analyzer::{analyze, pairs_of, with_analyzer};
 use super::impacts::{doc_address, keep_best, GlobalDoc};
 use super::{Error, Index};
 use crate::cache::PerGeneration;
@@ -456,12 +456,8 @@ impl Index {
             let counts = &mut counts[slot * pairs.len()..(slot + 1) * pairs.len()];
             let mut count = |text: &str| {
                 let tokens = with_analyzer(|a| analyze(a, text));
-                for window in tokens.windows(2) {
-                    if !adjacent(text, &window[0], &window[1]) {
-                        continue;
-                    }
-                    let key = (window[0].text.as_str(), window[1].text.as_str());
-                    if let Some(&i) = pair_index.get(&key) {
+                for pair in pairs_of(text, &tokens) {
+                    if let Some(&i) = pair_index.get(&pair) {
                         counts[i] += 1;
                     }
                 }
