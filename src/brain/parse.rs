@@ -268,14 +268,22 @@ fn walk_body(body: &str) -> Walked {
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
         let mut push = |text: &str| {
-            let text = collapse_whitespace(&CALLOUT_MARKER.replace_all(text, ""));
+            let text = if text.contains("[!") {
+                collapse_whitespace(&CALLOUT_MARKER.replace_all(text, ""))
+            } else {
+                collapse_whitespace(text)
+            };
             if !text.is_empty() {
                 blocks.push(text);
             }
         };
         // A callout's title ("> [!important] Deploy windows") is a line of
         // its own, not the start of the callout's first sentence.
-        match CALLOUT_MARKER.find(block) {
+        let marker = block
+            .contains("[!")
+            .then(|| CALLOUT_MARKER.find(block))
+            .flatten();
+        match marker {
             Some(marker) if block[..marker.start()].trim().is_empty() => {
                 // The title is the rest of the marker's own line (the
                 // marker's trailing whitespace may run past the line's end).
@@ -334,7 +342,7 @@ fn walk_body(body: &str) -> Walked {
                     Some((_, h)) => h,
                     None => &mut block,
                 };
-                if code_depth == 0 {
+                if code_depth == 0 && text.contains('#') {
                     for cap in INLINE_TAG.captures_iter(&text) {
                         if let Some(tag) = normalize_tag(&cap[1]) {
                             walked.inline_tags.insert(tag);
@@ -360,14 +368,36 @@ fn walk_body(body: &str) -> Walked {
 /// Collapses runs of whitespace and control characters to single spaces.
 fn collapse_whitespace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for word in text.split(|c: char| c.is_whitespace() || c.is_control()) {
-        if word.is_empty() {
-            continue;
+    // Copies each run of other characters whole; ASCII (most of any note's
+    // bytes) is judged by its byte, the rest by its character.
+    let mut word_start = None;
+    let mut i = 0;
+    while i < text.len() {
+        let byte = text.as_bytes()[i];
+        let (separates, len) = if byte.is_ascii() {
+            (byte <= b' ' || byte == 0x7f, 1)
+        } else {
+            let c = text[i..].chars().next().expect("i is at a character");
+            (c.is_whitespace() || c.is_control(), c.len_utf8())
+        };
+        match (separates, word_start) {
+            (true, Some(start)) => {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&text[start..i]);
+                word_start = None;
+            }
+            (false, None) => word_start = Some(i),
+            _ => {}
         }
+        i += len;
+    }
+    if let Some(start) = word_start {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(word);
+        out.push_str(&text[start..]);
     }
     out
 }
@@ -435,6 +465,19 @@ fn split_long_block(block: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The byte-wise collapse is the plain definition: the words between
+        /// whitespace and control characters, joined by single spaces.
+        #[test]
+        fn collapse_whitespace_joins_the_words(text in "[ a-zé\t\n\r\u{0}\u{7f}\u{85}\u{a0}\u{3000}두뇌]{0,40}") {
+            let words: Vec<&str> = text
+                .split(|c: char| c.is_whitespace() || c.is_control())
+                .filter(|w| !w.is_empty())
+                .collect();
+            proptest::prop_assert_eq!(collapse_whitespace(&text), words.join(" "));
+        }
+    }
 
     #[test]
     fn frontmatter_is_split_off() {

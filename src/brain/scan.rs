@@ -5,6 +5,7 @@
 //! files over the size limit and symlinks that lead out of the brain are
 //! skipped, so the index never holds what the user did not write as a note.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -53,14 +54,23 @@ pub fn relative_path(root: &Path, abs: &Path) -> Option<String> {
     (!joined.is_empty()).then_some(joined)
 }
 
-/// Lists every note of the brain at `root`.
+/// A note path found by [`list_notes`], not yet looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotePath {
+    /// Path relative to the brain, `/`-separated.
+    pub rel_path: String,
+    pub abs_path: PathBuf,
+}
+
+/// Lists the note paths of the brain at `root`, sorted by relative path,
+/// without looking into the files: the walk reads only directories (their
+/// entries carry the file type).
 ///
 /// `root` must be canonical (see [`super::canonical_root`]).
-pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, ScanReport), Error> {
+pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
     if !root.is_dir() {
         return Err(Error::NotAFolder(root.to_path_buf()));
     }
-    let mut notes = Vec::new();
     let mut report = ScanReport::default();
     let walker = WalkDir::new(root)
         .follow_links(true)
@@ -72,10 +82,7 @@ pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, Sc
                 && !std::fs::canonicalize(e.path()).is_ok_and(|real| real.starts_with(root));
             e.depth() == 0 || !(skipped || leaves)
         });
-    // The walk reads directories (their entries carry the file type); the
-    // size and mtime of each note then come from a stat on all cores, which
-    // is most of a scan's time in a brain of many small notes.
-    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -92,13 +99,28 @@ pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, Sc
             continue;
         };
         if is_note_path(&rel_path) {
-            found.push((entry.into_path(), rel_path));
+            found.push(NotePath {
+                rel_path,
+                abs_path: entry.into_path(),
+            });
         }
     }
+    found.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    Ok((found, report))
+}
+
+/// Lists every note of the brain at `root` with its size and mtime.
+///
+/// `root` must be canonical (see [`super::canonical_root`]).
+pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, ScanReport), Error> {
+    let (found, mut report) = list_notes(root)?;
+    // A stat on all cores: most of a scan's time in a brain of many small
+    // notes.
     let stats: Vec<Result<Option<NoteFile>, Error>> = found
         .into_par_iter()
-        .map(|(path, rel_path)| stat_file(path, &rel_path, max_note_bytes))
+        .map(|p| stat_file(p.abs_path, &p.rel_path, max_note_bytes))
         .collect();
+    let mut notes = Vec::new();
     for stat in stats {
         match stat {
             Ok(Some(note)) => notes.push(note),
@@ -113,7 +135,6 @@ pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, Sc
             }
         }
     }
-    notes.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
     Ok((notes, report))
 }
 
@@ -144,21 +165,28 @@ pub fn stat_note(
 }
 
 /// Reads size and mtime of a note file already known to lie inside the brain.
-fn stat_file(
+pub fn stat_file(
     abs_path: PathBuf,
     rel_path: &str,
     max_note_bytes: u64,
 ) -> Result<Option<NoteFile>, Error> {
-    let meta = match std::fs::metadata(&abs_path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(Error::Io {
-                path: abs_path,
-                source,
-            })
-        }
-    };
+    match std::fs::metadata(&abs_path) {
+        Ok(meta) => note_file(abs_path, rel_path, &meta, max_note_bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::Io {
+            path: abs_path,
+            source,
+        }),
+    }
+}
+
+/// The [`NoteFile`] of a stat: `Ok(None)` when it is not a file.
+fn note_file(
+    abs_path: PathBuf,
+    rel_path: &str,
+    meta: &std::fs::Metadata,
+    max_note_bytes: u64,
+) -> Result<Option<NoteFile>, Error> {
     if !meta.is_file() {
         return Ok(None);
     }
@@ -181,19 +209,57 @@ fn stat_file(
     }))
 }
 
+/// Opens a note file not looked at before and reads it: its size and mtime
+/// come from the open file, which costs less than a stat of its path and
+/// then a read. `Ok(None)` when it is gone or not a file.
+pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile, String)>, Error> {
+    let io_error = |source| Error::Io {
+        path: path.abs_path.clone(),
+        source,
+    };
+    let mut opened = match std::fs::File::open(&path.abs_path) {
+        Ok(opened) => opened,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(io_error(source)),
+    };
+    let meta = opened.metadata().map_err(io_error)?;
+    let Some(file) = note_file(path.abs_path.clone(), &path.rel_path, &meta, max_note_bytes)?
+    else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::with_capacity(file.size as usize + 1);
+    read_all(&mut opened, &mut bytes).map_err(io_error)?;
+    let text = note_text(&file, bytes);
+    Ok(Some((file, text)))
+}
+
+/// Reads to the end into `bytes` (sized by the caller) without the stat and
+/// seek that a `File`'s own `read_to_end` makes to size its buffer.
+fn read_all(file: &mut std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<usize> {
+    file.take(u64::MAX).read_to_end(bytes)
+}
+
 /// Reads a note's bytes as text, replacing invalid UTF-8 (with a warning).
 pub fn read_note_text(file: &NoteFile) -> Result<String, Error> {
-    let bytes = std::fs::read(&file.abs_path).map_err(|source| Error::Io {
-        path: file.abs_path.clone(),
-        source,
-    })?;
-    Ok(match String::from_utf8(bytes) {
+    // Sized from the stat the caller made.
+    let mut bytes = Vec::with_capacity(file.size as usize + 1);
+    std::fs::File::open(&file.abs_path)
+        .and_then(|mut f| read_all(&mut f, &mut bytes))
+        .map_err(|source| Error::Io {
+            path: file.abs_path.clone(),
+            source,
+        })?;
+    Ok(note_text(file, bytes))
+}
+
+fn note_text(file: &NoteFile, bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
             tracing::warn!(path = %file.rel_path, "note is not valid UTF-8; decoding lossily");
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
-    })
+    }
 }
 
 #[cfg(test)]

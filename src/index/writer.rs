@@ -20,7 +20,9 @@ use tokio::sync::oneshot;
 
 use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
-use crate::brain::scan::{read_note_text, scan_brain, stat_note, NoteFile};
+use crate::brain::scan::{
+    list_notes, open_note, read_note_text, stat_file, stat_note, NoteFile, NotePath,
+};
 use crate::brain::{parse_note, Note};
 
 /// Notes read and parsed together before their documents go to the writer.
@@ -266,11 +268,8 @@ impl WriterOwner {
         let started = Instant::now();
         self.set_indexing(true);
         let mut report = ReconcileReport::default();
-        let files = match scan_brain(&self.setup.brain, self.setup.max_note_bytes) {
-            Ok((files, scan)) => {
-                report.skipped_too_large = scan.too_large;
-                files
-            }
+        let files = match list_notes(&self.setup.brain) {
+            Ok((files, _)) => files,
             Err(error) => {
                 // The folder vanished: keep the index as it was rather than
                 // wiping it for what may be an unmounted disk.
@@ -294,21 +293,31 @@ impl WriterOwner {
             report.removed += 1;
             changed = true;
         }
-        // Reading and parsing run on all cores, a chunk at a time so that
-        // parsed documents never pile up; this thread feeds them to the one
-        // writer in path order while tantivy's threads index the chunk
-        // before.
+        // Looking at, reading and parsing notes run on all cores, a chunk at
+        // a time so that parsed documents never pile up; this thread feeds
+        // them to the one writer in path order while tantivy's threads index
+        // the chunk before.
         let mut done = 0;
         for chunk in files.chunks(PARSE_CHUNK) {
-            let prepared: Vec<Prepared> = {
+            let looked: Vec<Looked> = {
                 let (fields, manifest) = (&self.setup.fields, &self.manifest);
+                let max_note_bytes = self.setup.max_note_bytes;
                 chunk
                     .par_iter()
-                    .map(|file| prepare(fields, manifest, file))
+                    .map(|path| look(fields, manifest, max_note_bytes, path))
                     .collect()
             };
-            for (file, prepared) in chunk.iter().zip(prepared) {
-                match self.apply(file, prepared) {
+            for (path, looked) in chunk.iter().zip(looked) {
+                let outcome = match looked {
+                    Looked::Note(file, prepared) => self.apply(&file, prepared),
+                    Looked::TooLarge => {
+                        report.skipped_too_large += 1;
+                        self.forget(&path.rel_path)
+                    }
+                    Looked::Gone => self.forget(&path.rel_path),
+                    Looked::Unreadable => Outcome::Unchanged,
+                };
+                match outcome {
                     Outcome::Unchanged => report.unchanged += 1,
                     Outcome::Touched => {
                         report.unchanged += 1;
@@ -318,7 +327,11 @@ impl WriterOwner {
                         report.reparsed += 1;
                         changed = true;
                     }
-                    Outcome::Removed | Outcome::Absent => {}
+                    Outcome::Removed => {
+                        report.removed += 1;
+                        changed = true;
+                    }
+                    Outcome::Absent => {}
                 }
             }
             done += chunk.len();
@@ -350,14 +363,7 @@ impl WriterOwner {
     fn sync_one(&mut self, rel_path: &str) -> Outcome {
         match stat_note(&self.setup.brain, rel_path, self.setup.max_note_bytes) {
             Ok(Some(file)) => self.look_at(&file),
-            Ok(None) | Err(crate::brain::Error::TooLarge { .. }) => {
-                if self.manifest.notes.contains_key(rel_path) {
-                    self.delete_note(rel_path);
-                    Outcome::Removed
-                } else {
-                    Outcome::Absent
-                }
-            }
+            Ok(None) | Err(crate::brain::Error::TooLarge { .. }) => self.forget(rel_path),
             Err(error) => {
                 tracing::warn!(%error, "cannot look at a changed note");
                 Outcome::Unchanged
@@ -368,6 +374,17 @@ impl WriterOwner {
     fn look_at(&mut self, file: &NoteFile) -> Outcome {
         let prepared = prepare(&self.setup.fields, &self.manifest, file);
         self.apply(file, prepared)
+    }
+
+    /// Takes out of the index a note that is no longer one (gone, or over
+    /// the size limit).
+    fn forget(&mut self, rel_path: &str) -> Outcome {
+        if self.manifest.notes.contains_key(rel_path) {
+            self.delete_note(rel_path);
+            Outcome::Removed
+        } else {
+            Outcome::Absent
+        }
     }
 
     /// Records in the index and the manifest what [`prepare`] found.
@@ -476,6 +493,49 @@ enum Prepared {
     },
 }
 
+/// What a reconcile found at a listed note path.
+enum Looked {
+    Note(NoteFile, Prepared),
+    TooLarge,
+    /// Gone since the listing, or not a file.
+    Gone,
+    /// Left as it is indexed (if it is).
+    Unreadable,
+}
+
+/// Looks at a listed note path: a path the index knows is stat'ed first,
+/// so an unchanged note is never read; a new one is opened and read at once.
+/// An unreadable file counts as unchanged (with a warning).
+fn look(fields: &Fields, manifest: &Manifest, max_note_bytes: u64, path: &NotePath) -> Looked {
+    let found = if manifest.notes.contains_key(&path.rel_path) {
+        stat_file(path.abs_path.clone(), &path.rel_path, max_note_bytes).map(|file| {
+            file.map(|file| {
+                let prepared = prepare(fields, manifest, &file);
+                (file, prepared)
+            })
+        })
+    } else {
+        open_note(path.clone(), max_note_bytes).map(|opened| {
+            opened.map(|(file, text)| {
+                let prepared = prepare_text(fields, None, &file, &text);
+                (file, prepared)
+            })
+        })
+    };
+    match found {
+        Ok(Some((file, prepared))) => Looked::Note(file, prepared),
+        Ok(None) => Looked::Gone,
+        Err(crate::brain::Error::TooLarge { path, size }) => {
+            tracing::warn!(path = %path.display(), size, "skipping a note over the size limit");
+            Looked::TooLarge
+        }
+        Err(error) => {
+            tracing::warn!(%error, "skipping an unreadable note");
+            Looked::Unreadable
+        }
+    }
+}
+
 /// Reads, hashes and parses a note file unless the manifest shows it
 /// unchanged; an unreadable file counts as unchanged (with a warning).
 fn prepare(fields: &Fields, manifest: &Manifest, file: &NoteFile) -> Prepared {
@@ -490,11 +550,21 @@ fn prepare(fields: &Fields, manifest: &Manifest, file: &NoteFile) -> Prepared {
             return Prepared::Unchanged;
         }
     };
+    prepare_text(fields, known, file, &text)
+}
+
+/// Hashes and parses a note's text, unless it is the text indexed.
+fn prepare_text(
+    fields: &Fields,
+    known: Option<&ManifestEntry>,
+    file: &NoteFile,
+    text: &str,
+) -> Prepared {
     let hash = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
     if known.is_some_and(|e| e.hash == hash) {
         return Prepared::Touched;
     }
-    let note = parse_note(&file.rel_path, &text);
+    let note = parse_note(&file.rel_path, text);
     Prepared::Parsed {
         hash,
         docs: note_documents(fields, &note, file.mtime_ns / 1_000_000_000),
@@ -549,6 +619,42 @@ fn ancestor_folders(path: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::ancestor_folders;
+    use crate::index::{Index, IndexOptions};
+
+    /// A reconcile reads new notes, leaves unchanged ones unread, re-reads
+    /// edited ones and takes out a note that grew over the size limit.
+    #[test]
+    fn reconcile_follows_new_edited_and_oversized_notes() {
+        let temp = tempfile::tempdir().unwrap();
+        let brain = temp.path().join("brain");
+        std::fs::create_dir_all(brain.join("sub")).unwrap();
+        let write = |path: &str, text: &str| std::fs::write(brain.join(path), text).unwrap();
+        write("a.md", "# A\n\nalpha");
+        write("sub/b.md", "# B\n\nbeta");
+        write("c.md", "# C\n\ngamma");
+        let index = Index::open(IndexOptions {
+            brain: brain.clone(),
+            data_dir: None,
+            max_note_bytes: 100,
+            read_only: false,
+        })
+        .unwrap();
+        let first = index.reconcile_blocking(None).unwrap();
+        assert_eq!((first.notes, first.reparsed, first.unchanged), (3, 3, 0));
+
+        write("a.md", &"alpha ".repeat(30));
+        write("sub/b.md", "# B\n\nbeta, edited");
+        write("d.md", "# D\n\ndelta");
+        let second = index.reconcile_blocking(None).unwrap();
+        assert_eq!(second.skipped_too_large, 1, "{second:?}");
+        assert_eq!(
+            second.removed, 1,
+            "the oversized note stays indexed: {second:?}"
+        );
+        assert_eq!((second.reparsed, second.unchanged), (2, 1), "{second:?}");
+        assert_eq!(second.notes, 3, "{second:?}");
+        assert_eq!(index.status().notes, 3);
+    }
 
     #[test]
     fn ancestors_of_a_path() {
