@@ -55,8 +55,8 @@ impl TokenFilter for CachedStemmer {
 #[derive(Clone)]
 pub struct CachedStemmerFilter<T> {
     inner: T,
-    /// ASCII word → its stem.
-    stems: FxHashMap<Box<str>, Box<str>>,
+    /// ASCII word → its stem (`None`: the word itself).
+    stems: FxHashMap<Box<str>, Option<Box<str>>>,
 }
 
 impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
@@ -72,7 +72,7 @@ impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
 
 pub struct CachedStemmerStream<'a, T> {
     tail: T,
-    stems: &'a mut FxHashMap<Box<str>, Box<str>>,
+    stems: &'a mut FxHashMap<Box<str>, Option<Box<str>>>,
 }
 
 fn stem(word: &str) -> std::borrow::Cow<'_, str> {
@@ -96,18 +96,26 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<'_, T> {
             return true;
         }
         if let Some(stemmed) = self.stems.get(token.text.as_str()) {
-            token.text.clear();
-            token.text.push_str(stemmed);
+            if let Some(stemmed) = stemmed {
+                token.text.clear();
+                token.text.push_str(stemmed);
+            }
             return true;
         }
-        let stemmed: Box<str> = stem(&token.text).into();
+        let stemmed = match stem(&token.text) {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(stemmed) if stemmed == token.text => None,
+            std::borrow::Cow::Owned(stemmed) => Some(Box::<str>::from(stemmed)),
+        };
         if self.stems.len() >= CACHED_STEMS {
             self.stems.clear();
         }
         self.stems
             .insert(token.text.as_str().into(), stemmed.clone());
-        token.text.clear();
-        token.text.push_str(&stemmed);
+        if let Some(stemmed) = stemmed {
+            token.text.clear();
+            token.text.push_str(&stemmed);
+        }
         true
     }
 
@@ -303,9 +311,16 @@ impl TokenStream for MixedScriptStream<'_> {
                 }
                 (CharClass::Word, None) => {
                     let rest = &self.text[start..];
-                    let len = rest
-                        .find(|c| classify(c) != CharClass::Word)
+                    // ASCII letters and digits by their bytes; the word
+                    // goes on by characters from its first other byte.
+                    let ascii = rest
+                        .bytes()
+                        .position(|b| !b.is_ascii_alphanumeric())
                         .unwrap_or(rest.len());
+                    let len = ascii
+                        + rest[ascii..]
+                            .find(|c| classify(c) != CharClass::Word)
+                            .unwrap_or(rest.len() - ascii);
                     self.at = start + len;
                     return self.emit(start, start + len);
                 }
