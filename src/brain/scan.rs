@@ -227,24 +227,42 @@ pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile
     else {
         return Ok(None);
     };
-    let mut bytes = Vec::with_capacity(file.size as usize + 1);
-    read_all(&mut opened, &mut bytes).map_err(io_error)?;
+    let mut bytes = Vec::new();
+    read_all(&mut opened, file.size, &mut bytes).map_err(io_error)?;
     let text = note_text(&file, bytes);
     Ok(Some((file, text)))
 }
 
-/// Reads to the end into `bytes` (sized by the caller) without the stat and
-/// seek that a `File`'s own `read_to_end` makes to size its buffer.
-fn read_all(file: &mut std::fs::File, bytes: &mut Vec<u8>) -> std::io::Result<usize> {
-    file.take(u64::MAX).read_to_end(bytes)
+/// Reads a file of `size` bytes (by its stat) to the end into `bytes`.
+///
+/// One read asks for a byte more than `size`; getting exactly `size` back
+/// from a regular file means its end was reached, so the read that would
+/// find nothing more is left out. Anything else (a file that grew or shrank
+/// since the stat) reads on to the end. `fs::read`, or a `File`'s own
+/// `read_to_end`, would also stat and seek the open file again: per note,
+/// those calls cost more than parsing a small one.
+fn read_all(file: &mut std::fs::File, size: u64, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    let size = size as usize;
+    bytes.resize(size + 1, 0);
+    let got = loop {
+        match file.read(bytes) {
+            Ok(got) => break got,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    bytes.truncate(got);
+    if got != size {
+        file.take(u64::MAX).read_to_end(bytes)?;
+    }
+    Ok(())
 }
 
 /// Reads a note's bytes as text, replacing invalid UTF-8 (with a warning).
 pub fn read_note_text(file: &NoteFile) -> Result<String, Error> {
-    // Sized from the stat the caller made.
-    let mut bytes = Vec::with_capacity(file.size as usize + 1);
+    let mut bytes = Vec::new();
     std::fs::File::open(&file.abs_path)
-        .and_then(|mut f| read_all(&mut f, &mut bytes))
+        .and_then(|mut f| read_all(&mut f, file.size, &mut bytes))
         .map_err(|source| Error::Io {
             path: file.abs_path.clone(),
             source,
@@ -321,5 +339,38 @@ mod tests {
         std::fs::write(root.join("bad.md"), b"caf\xe9 ok").unwrap();
         let file = stat_note(&root, "bad.md", 1024).unwrap().unwrap();
         assert_eq!(read_note_text(&file).unwrap(), "caf\u{fffd} ok");
+    }
+
+    /// A note that grew or shrank between its stat and its read is read
+    /// whole, as it is at the read.
+    #[test]
+    fn a_note_is_read_whole_whatever_its_stat_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.md");
+        let text = "x".repeat(5000);
+        std::fs::write(&path, &text).unwrap();
+        for stat_size in [0, 1, 4999, 5000, 5001, 20000] {
+            let file = NoteFile {
+                rel_path: "a.md".to_string(),
+                abs_path: path.clone(),
+                size: stat_size,
+                mtime_ns: 0,
+            };
+            assert_eq!(
+                read_note_text(&file).unwrap(),
+                text,
+                "stat said {stat_size}"
+            );
+        }
+        let (file, read) = open_note(
+            NotePath {
+                rel_path: "a.md".to_string(),
+                abs_path: path,
+            },
+            1 << 20,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((file.size, read), (5000, text));
     }
 }
