@@ -1,14 +1,14 @@
 //! The index schema: one tantivy document per passage of a note.
 
 use tantivy::schema::{
-    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
 
 use super::analyzer::ANALYZER_NAME;
 
 /// Bumped whenever the schema, the analysis or what parsing stores changes;
 /// an index of another version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Name of the fast field that numbers a passage's note.
 pub const NOTE_FIELD: &str = "note";
@@ -48,16 +48,24 @@ pub fn build_schema() -> (Schema, Fields) {
                 .set_index_option(IndexRecordOption::WithFreqs),
         )
         .set_stored();
+    // Exact values for filters and deletes: matched, never scored, so they
+    // keep no field norms.
+    let exact = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("raw")
+            .set_index_option(IndexRecordOption::Basic)
+            .set_fieldnorms(false),
+    );
     let fields = Fields {
-        path: builder.add_text_field("path", STRING | STORED),
-        folders: builder.add_text_field("folders", STRING),
+        path: builder.add_text_field("path", exact.clone() | STORED),
+        folders: builder.add_text_field("folders", exact.clone()),
         title: builder.add_text_field("title", analyzed.clone()),
         heading: builder.add_text_field("heading", analyzed.clone()),
-        tags: builder.add_text_field("tags", STRING | STORED),
+        tags: builder.add_text_field("tags", exact.clone() | STORED),
         text: builder.add_text_field("text", analyzed),
-        modified: builder.add_i64_field("modified", INDEXED | STORED | FAST),
+        modified: builder.add_i64_field("modified", STORED),
         created: builder.add_text_field("created", STORED),
-        kind: builder.add_text_field("kind", STRING | STORED),
+        kind: builder.add_text_field("kind", exact | STORED),
         ord: builder.add_u64_field("ord", STORED),
         note: builder.add_u64_field(NOTE_FIELD, FAST),
     };
