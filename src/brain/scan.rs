@@ -211,16 +211,28 @@ fn note_file(
 
 /// Opens a note file not looked at before and reads it: its size and mtime
 /// come from the open file, which costs less than a stat of its path and
-/// then a read. `Ok(None)` when it is gone or not a file.
+/// then a read. `Ok(None)` when it is gone or not a file; `TooLarge` when it
+/// is over the limit, also if it grew past it since the stat or cannot be
+/// opened at all.
 pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile, String)>, Error> {
     let io_error = |source| Error::Io {
         path: path.abs_path.clone(),
         source,
     };
-    let mut opened = match std::fs::File::open(&path.abs_path) {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // A note swapped for a named pipe since the listing must not block the
+    // open; on a regular file the flag changes nothing.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut opened = match options.open(&path.abs_path) {
         Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(io_error(source)),
+        // Its size still decides first whether it is a note at all.
+        Err(source) => {
+            return stat_file(path.abs_path.clone(), &path.rel_path, max_note_bytes)
+                .and(Err(io_error(source)))
+        }
     };
     let meta = opened.metadata().map_err(io_error)?;
     let Some(file) = note_file(path.abs_path.clone(), &path.rel_path, &meta, max_note_bytes)?
@@ -228,21 +240,33 @@ pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile
         return Ok(None);
     };
     let mut bytes = Vec::new();
-    read_all(&mut opened, file.size, &mut bytes).map_err(io_error)?;
+    read_all(&mut opened, file.size, max_note_bytes, &mut bytes).map_err(io_error)?;
+    if bytes.len() as u64 > max_note_bytes {
+        return Err(Error::TooLarge {
+            path: path.abs_path,
+            size: bytes.len() as u64,
+        });
+    }
     let text = note_text(&file, bytes);
     Ok(Some((file, text)))
 }
 
-/// Reads a file of `size` bytes (by its stat) to the end into `bytes`.
+/// Reads a file of `size` bytes (by its stat) to the end into `bytes`, or
+/// to a byte past `limit`.
 ///
 /// One read asks for a byte more than `size`; getting exactly `size` back
 /// from a regular file means its end was reached, so the read that would
 /// find nothing more is left out. Anything else (a file that grew or shrank
-/// since the stat) reads on to the end. `fs::read`, or a `File`'s own
-/// `read_to_end`, would also stat and seek the open file again: per note,
-/// those calls cost more than parsing a small one.
-fn read_all(file: &mut std::fs::File, size: u64, bytes: &mut Vec<u8>) -> std::io::Result<()> {
-    let size = size as usize;
+/// since the stat) reads on. `fs::read`, or a `File`'s own `read_to_end`,
+/// would also stat and seek the open file again: per note, those calls cost
+/// more than parsing a small one.
+fn read_all(
+    file: &mut std::fs::File,
+    size: u64,
+    limit: u64,
+    bytes: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    let size = size.min(limit) as usize;
     bytes.resize(size + 1, 0);
     let got = loop {
         match file.read(bytes) {
@@ -253,7 +277,8 @@ fn read_all(file: &mut std::fs::File, size: u64, bytes: &mut Vec<u8>) -> std::io
     };
     bytes.truncate(got);
     if got != size {
-        file.take(u64::MAX).read_to_end(bytes)?;
+        let rest = limit.saturating_add(1).saturating_sub(got as u64);
+        file.take(rest).read_to_end(bytes)?;
     }
     Ok(())
 }
@@ -262,7 +287,7 @@ fn read_all(file: &mut std::fs::File, size: u64, bytes: &mut Vec<u8>) -> std::io
 pub fn read_note_text(file: &NoteFile) -> Result<String, Error> {
     let mut bytes = Vec::new();
     std::fs::File::open(&file.abs_path)
-        .and_then(|mut f| read_all(&mut f, file.size, &mut bytes))
+        .and_then(|mut f| read_all(&mut f, file.size, u64::MAX, &mut bytes))
         .map_err(|source| Error::Io {
             path: file.abs_path.clone(),
             source,
@@ -372,5 +397,31 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!((file.size, read), (5000, text));
+    }
+
+    /// A new note over the limit is not read, and one that cannot be
+    /// opened is still judged by its size first.
+    #[test]
+    fn a_new_note_over_the_limit_is_too_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.md");
+        std::fs::write(&path, "x".repeat(300)).unwrap();
+        let note = || NotePath {
+            rel_path: "big.md".to_string(),
+            abs_path: path.clone(),
+        };
+        assert!(matches!(
+            open_note(note(), 100),
+            Err(Error::TooLarge { size: 300, .. })
+        ));
+        assert!(matches!(open_note(note(), 300), Ok(Some(_))));
+        let mut file = std::fs::File::open(&path).unwrap();
+        let mut bytes = Vec::new();
+        read_all(&mut file, 10, 100, &mut bytes).unwrap();
+        assert_eq!(
+            bytes.len(),
+            101,
+            "a note that grew since its stat is read to the limit only"
+        );
     }
 }

@@ -529,6 +529,8 @@ fn look(fields: &Fields, manifest: &Manifest, max_note_bytes: u64, path: &NotePa
             tracing::warn!(path = %path.display(), size, "skipping a note over the size limit");
             Looked::TooLarge
         }
+        // A note that cannot be stat'ed or read keeps what the index holds
+        // of it (a disk that went away must not empty the index).
         Err(error) => {
             tracing::warn!(%error, "skipping an unreadable note");
             Looked::Unreadable
@@ -645,11 +647,12 @@ mod tests {
         write("a.md", &"alpha ".repeat(30));
         write("sub/b.md", "# B\n\nbeta, edited");
         write("d.md", "# D\n\ndelta");
+        write("e.md", &"epsilon ".repeat(30));
         let second = index.reconcile_blocking(None).unwrap();
-        assert_eq!(second.skipped_too_large, 1, "{second:?}");
+        assert_eq!(second.skipped_too_large, 2, "{second:?}");
         assert_eq!(
             second.removed, 1,
-            "the oversized note stays indexed: {second:?}"
+            "the note that grew too large should have gone: {second:?}"
         );
         assert_eq!((second.reparsed, second.unchanged), (2, 1), "{second:?}");
         assert_eq!(second.notes, 3, "{second:?}");
