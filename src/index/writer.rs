@@ -297,17 +297,44 @@ impl WriterOwner {
         // a time so that parsed documents never pile up; this thread feeds
         // them to the one writer in path order while tantivy's threads index
         // the chunk before.
-        let mut done = 0;
-        for chunk in files.chunks(PARSE_CHUNK) {
+        // The notes the index knows are stat'ed first, all at once on all
+        // cores (a warm start is nothing more); one whose size and mtime are
+        // as indexed is done without being read.
+        let max_note_bytes = self.setup.max_note_bytes;
+        let mut todo: Vec<(&NotePath, Option<Stat>)> = {
+            let manifest = &self.manifest;
+            files
+                .par_iter()
+                .map(|path| {
+                    let stat = manifest.notes.get(&path.rel_path).map(|known| {
+                        let stat = stat_file(path.abs_path.clone(), &path.rel_path, max_note_bytes);
+                        (stat, known)
+                    });
+                    match stat {
+                        Some((Ok(Some(file)), known))
+                            if known.size == file.size && known.mtime_ns == file.mtime_ns =>
+                        {
+                            None
+                        }
+                        stat => Some((path, stat.map(|(stat, _)| stat))),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .flatten()
+                .collect()
+        };
+        report.unchanged += total - todo.len();
+        let mut done = total - todo.len();
+        for chunk in todo.chunks_mut(PARSE_CHUNK) {
             let looked: Vec<Looked> = {
                 let (fields, manifest) = (&self.setup.fields, &self.manifest);
-                let max_note_bytes = self.setup.max_note_bytes;
                 chunk
-                    .par_iter()
-                    .map(|path| look(fields, manifest, max_note_bytes, path))
+                    .par_iter_mut()
+                    .map(|(path, stat)| look(fields, manifest, max_note_bytes, path, stat.take()))
                     .collect()
             };
-            for (path, looked) in chunk.iter().zip(looked) {
+            for ((path, _), looked) in chunk.iter().zip(looked) {
                 let outcome = match looked {
                     Looked::Note(file, prepared) => self.apply(&file, prepared),
                     Looked::TooLarge => {
@@ -493,6 +520,9 @@ enum Prepared {
     },
 }
 
+/// A stat of a note path the index knows.
+type Stat = Result<Option<NoteFile>, crate::brain::Error>;
+
 /// What a reconcile found at a listed note path.
 enum Looked {
     Note(NoteFile, Prepared),
@@ -503,12 +533,19 @@ enum Looked {
     Unreadable,
 }
 
-/// Looks at a listed note path: a path the index knows is stat'ed first,
-/// so an unchanged note is never read; a new one is opened and read at once.
+/// Looks at a listed note path that may have changed: a path the index
+/// knows comes with its `stat`, and is read if it changed; a new one is
+/// opened and read at once.
 /// An unreadable file counts as unchanged (with a warning).
-fn look(fields: &Fields, manifest: &Manifest, max_note_bytes: u64, path: &NotePath) -> Looked {
-    let found = if manifest.notes.contains_key(&path.rel_path) {
-        stat_file(path.abs_path.clone(), &path.rel_path, max_note_bytes).map(|file| {
+fn look(
+    fields: &Fields,
+    manifest: &Manifest,
+    max_note_bytes: u64,
+    path: &NotePath,
+    stat: Option<Stat>,
+) -> Looked {
+    let found = if let Some(stat) = stat {
+        stat.map(|file| {
             file.map(|file| {
                 let prepared = prepare(fields, manifest, &file);
                 (file, prepared)
