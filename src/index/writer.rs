@@ -46,12 +46,32 @@ pub struct ReconcileReport {
     pub took_ms: u64,
 }
 
+/// Written as `[size, mtime_ns, hash, sections]`: the manifest of a large
+/// brain is rewritten with every commit and read at every start.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(from = "(u64, i64, u64, u32)", into = "(u64, i64, u64, u32)")]
 pub(super) struct ManifestEntry {
     pub size: u64,
     pub mtime_ns: i64,
     pub hash: u64,
     pub sections: u32,
+}
+
+impl From<(u64, i64, u64, u32)> for ManifestEntry {
+    fn from((size, mtime_ns, hash, sections): (u64, i64, u64, u32)) -> Self {
+        ManifestEntry {
+            size,
+            mtime_ns,
+            hash,
+            sections,
+        }
+    }
+}
+
+impl From<ManifestEntry> for (u64, i64, u64, u32) {
+    fn from(e: ManifestEntry) -> Self {
+        (e.size, e.mtime_ns, e.hash, e.sections)
+    }
 }
 
 /// Everything the index knows about the files it was built from.
@@ -694,6 +714,29 @@ mod tests {
         assert_eq!((second.reparsed, second.unchanged), (2, 1), "{second:?}");
         assert_eq!(second.notes, 3, "{second:?}");
         assert_eq!(index.status().notes, 3);
+    }
+
+    #[test]
+    fn manifest_entries_are_written_as_arrays() {
+        use super::{Manifest, ManifestEntry};
+        let mut manifest = Manifest {
+            schema: 5,
+            ..Manifest::default()
+        };
+        let entry = ManifestEntry {
+            size: 1,
+            mtime_ns: -2,
+            hash: u64::MAX,
+            sections: 4,
+        };
+        manifest.notes.insert("a.md".to_string(), entry.clone());
+        let json = serde_json::to_string(&manifest).unwrap();
+        assert!(
+            json.contains(r#""a.md":[1,-2,18446744073709551615,4]"#),
+            "{json}"
+        );
+        let back: Manifest = serde_json::from_str(&json).unwrap();
+        assert_eq!((back.schema, &back.notes["a.md"]), (5, &entry));
     }
 
     #[test]
