@@ -214,7 +214,10 @@ fn note_file(
 /// then a read. `Ok(None)` when it is gone or not a file; `TooLarge` when it
 /// is over the limit, also if it grew past it since the stat or cannot be
 /// opened at all.
-pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile, String)>, Error> {
+pub fn open_note(
+    path: &NotePath,
+    max_note_bytes: u64,
+) -> Result<Option<(NoteFile, String)>, Error> {
     let io_error = |source| Error::Io {
         path: path.abs_path.clone(),
         source,
@@ -239,11 +242,10 @@ pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile
     else {
         return Ok(None);
     };
-    let mut bytes = Vec::new();
-    read_all(&mut opened, file.size, max_note_bytes, &mut bytes).map_err(io_error)?;
+    let bytes = read_all(&mut opened, file.size, max_note_bytes).map_err(io_error)?;
     if bytes.len() as u64 > max_note_bytes {
         return Err(Error::TooLarge {
-            path: path.abs_path,
+            path: path.abs_path.clone(),
             size: bytes.len() as u64,
         });
     }
@@ -251,8 +253,8 @@ pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile
     Ok(Some((file, text)))
 }
 
-/// Reads a file of `size` bytes (by its stat) to the end into `bytes`, or
-/// to a byte past `limit`.
+/// Reads a file of `size` bytes (by its stat) to the end, or to a byte past
+/// `limit`.
 ///
 /// One read asks for a byte more than `size`; getting exactly `size` back
 /// from a regular file means its end was reached, so the read that would
@@ -260,16 +262,11 @@ pub fn open_note(path: NotePath, max_note_bytes: u64) -> Result<Option<(NoteFile
 /// since the stat) reads on. `fs::read`, or a `File`'s own `read_to_end`,
 /// would also stat and seek the open file again: per note, those calls cost
 /// more than parsing a small one.
-fn read_all(
-    file: &mut std::fs::File,
-    size: u64,
-    limit: u64,
-    bytes: &mut Vec<u8>,
-) -> std::io::Result<()> {
+fn read_all(file: &mut std::fs::File, size: u64, limit: u64) -> std::io::Result<Vec<u8>> {
     let size = size.min(limit) as usize;
-    bytes.resize(size + 1, 0);
+    let mut bytes = vec![0; size + 1];
     let got = loop {
-        match file.read(bytes) {
+        match file.read(&mut bytes) {
             Ok(got) => break got,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -278,16 +275,15 @@ fn read_all(
     bytes.truncate(got);
     if got != size {
         let rest = limit.saturating_add(1).saturating_sub(got as u64);
-        file.take(rest).read_to_end(bytes)?;
+        file.take(rest).read_to_end(&mut bytes)?;
     }
-    Ok(())
+    Ok(bytes)
 }
 
 /// Reads a note's bytes as text, replacing invalid UTF-8 (with a warning).
 pub fn read_note_text(file: &NoteFile) -> Result<String, Error> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(&file.abs_path)
-        .and_then(|mut f| read_all(&mut f, file.size, u64::MAX, &mut bytes))
+    let bytes = std::fs::File::open(&file.abs_path)
+        .and_then(|mut f| read_all(&mut f, file.size, u64::MAX))
         .map_err(|source| Error::Io {
             path: file.abs_path.clone(),
             source,
@@ -388,7 +384,7 @@ mod tests {
             );
         }
         let (file, read) = open_note(
-            NotePath {
+            &NotePath {
                 rel_path: "a.md".to_string(),
                 abs_path: path,
             },
@@ -399,25 +395,24 @@ mod tests {
         assert_eq!((file.size, read), (5000, text));
     }
 
-    /// A new note over the limit is not read, and one that cannot be
-    /// opened is still judged by its size first.
+    /// A new note over the limit is not read, nor one that grew past it
+    /// since its stat.
     #[test]
     fn a_new_note_over_the_limit_is_too_large() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("big.md");
         std::fs::write(&path, "x".repeat(300)).unwrap();
-        let note = || NotePath {
+        let note = NotePath {
             rel_path: "big.md".to_string(),
             abs_path: path.clone(),
         };
         assert!(matches!(
-            open_note(note(), 100),
+            open_note(&note, 100),
             Err(Error::TooLarge { size: 300, .. })
         ));
-        assert!(matches!(open_note(note(), 300), Ok(Some(_))));
+        assert!(matches!(open_note(&note, 300), Ok(Some(_))));
         let mut file = std::fs::File::open(&path).unwrap();
-        let mut bytes = Vec::new();
-        read_all(&mut file, 10, 100, &mut bytes).unwrap();
+        let bytes = read_all(&mut file, 10, 100).unwrap();
         assert_eq!(
             bytes.len(),
             101,

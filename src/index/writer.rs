@@ -57,6 +57,13 @@ pub(super) struct ManifestEntry {
     pub sections: u32,
 }
 
+impl ManifestEntry {
+    /// True when `file` has the size and mtime indexed: it is not read again.
+    fn stats_as(&self, file: &NoteFile) -> bool {
+        self.size == file.size && self.mtime_ns == file.mtime_ns
+    }
+}
+
 impl From<(u64, i64, u64, u32)> for ManifestEntry {
     fn from((size, mtime_ns, hash, sections): (u64, i64, u64, u32)) -> Self {
         ManifestEntry {
@@ -313,10 +320,6 @@ impl WriterOwner {
             report.removed += 1;
             changed = true;
         }
-        // Looking at, reading and parsing notes run on all cores, a chunk at
-        // a time so that parsed documents never pile up; this thread feeds
-        // them to the one writer in path order while tantivy's threads index
-        // the chunk before.
         // The notes the index knows are stat'ed first, all at once on all
         // cores (a warm start is nothing more); one whose size and mtime are
         // as indexed is done without being read.
@@ -325,27 +328,24 @@ impl WriterOwner {
             let manifest = &self.manifest;
             files
                 .par_iter()
-                .map(|path| {
-                    let stat = manifest.notes.get(&path.rel_path).map(|known| {
-                        let stat = stat_file(path.abs_path.clone(), &path.rel_path, max_note_bytes);
-                        (stat, known)
-                    });
-                    match stat {
-                        Some((Ok(Some(file)), known))
-                            if known.size == file.size && known.mtime_ns == file.mtime_ns =>
-                        {
-                            None
-                        }
-                        stat => Some((path, stat.map(|(stat, _)| stat))),
+                .filter_map(|path| {
+                    let Some(known) = manifest.notes.get(&path.rel_path) else {
+                        return Some((path, None));
+                    };
+                    let stat = stat_file(path.abs_path.clone(), &path.rel_path, max_note_bytes);
+                    match &stat {
+                        Ok(Some(file)) if known.stats_as(file) => None,
+                        _ => Some((path, Some(stat))),
                     }
                 })
-                .collect::<Vec<_>>()
-                .into_iter()
-                .flatten()
                 .collect()
         };
         report.unchanged += total - todo.len();
         let mut done = total - todo.len();
+        // Reading and parsing the rest run on all cores, a chunk at a time
+        // so that parsed documents never pile up; this thread feeds them to
+        // the one writer in path order while tantivy's threads index the
+        // chunk before.
         for chunk in todo.chunks_mut(PARSE_CHUNK) {
             let looked: Vec<Looked> = {
                 let (fields, manifest) = (&self.setup.fields, &self.manifest);
@@ -555,8 +555,8 @@ enum Looked {
 
 /// Looks at a listed note path that may have changed: a path the index
 /// knows comes with its `stat`, and is read if it changed; a new one is
-/// opened and read at once.
-/// An unreadable file counts as unchanged (with a warning).
+/// opened and read at once. An unreadable file counts as unchanged (with a
+/// warning).
 fn look(
     fields: &Fields,
     manifest: &Manifest,
@@ -572,7 +572,7 @@ fn look(
             })
         })
     } else {
-        open_note(path.clone(), max_note_bytes).map(|opened| {
+        open_note(path, max_note_bytes).map(|opened| {
             opened.map(|(file, text)| {
                 let prepared = prepare_text(fields, None, &file, &text);
                 (file, prepared)
@@ -599,7 +599,7 @@ fn look(
 /// unchanged; an unreadable file counts as unchanged (with a warning).
 fn prepare(fields: &Fields, manifest: &Manifest, file: &NoteFile) -> Prepared {
     let known = manifest.notes.get(&file.rel_path);
-    if known.is_some_and(|e| e.size == file.size && e.mtime_ns == file.mtime_ns) {
+    if known.is_some_and(|e| e.stats_as(file)) {
         return Prepared::Unchanged;
     }
     let text = match read_note_text(file) {
