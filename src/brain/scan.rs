@@ -395,6 +395,23 @@ mod tests {
         assert_eq!((file.size, read), (5000, text));
     }
 
+    /// A note path that turned into a named pipe since the listing is no
+    /// note, and opening it does not wait for a writer (without the
+    /// non-blocking open this test hangs).
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_no_note_and_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe.md");
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        let note = NotePath {
+            rel_path: "pipe.md".to_string(),
+            abs_path: path,
+        };
+        assert!(matches!(open_note(&note, 1 << 20), Ok(None)));
+    }
+
     /// A new note over the limit is not read, nor one that grew past it
     /// since its stat.
     #[test]
