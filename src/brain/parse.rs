@@ -367,39 +367,44 @@ fn walk_body(body: &str) -> Walked {
 
 /// Collapses runs of whitespace and control characters to single spaces.
 fn collapse_whitespace(text: &str) -> String {
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    // Copies each run of other characters whole; ASCII (most of any note's
-    // bytes) is judged by its byte, the rest by its character.
-    let mut word_start = None;
     let mut i = 0;
-    while i < text.len() {
-        let byte = text.as_bytes()[i];
-        let (separates, len) = if byte.is_ascii() {
+    // Each word (a run of other characters) is copied whole; printable
+    // ASCII (most of any note's bytes) is passed over by its byte, the rest
+    // is judged by its character.
+    let separates_at = |i: usize| -> Option<(bool, usize)> {
+        let &byte = bytes.get(i)?;
+        Some(if byte.is_ascii() {
             (byte <= b' ' || byte == 0x7f, 1)
         } else {
             let c = text[i..].chars().next().expect("i is at a character");
             (c.is_whitespace() || c.is_control(), c.len_utf8())
-        };
-        match (separates, word_start) {
-            (true, Some(start)) => {
-                if !out.is_empty() {
-                    out.push(' ');
-                }
-                out.push_str(&text[start..i]);
-                word_start = None;
-            }
-            (false, None) => word_start = Some(i),
-            _ => {}
+        })
+    };
+    loop {
+        while let Some((true, len)) = separates_at(i) {
+            i += len;
         }
-        i += len;
-    }
-    if let Some(start) = word_start {
+        if i == bytes.len() {
+            return out;
+        }
+        let start = i;
+        loop {
+            i += bytes[i..]
+                .iter()
+                .position(|&b| !(b'!'..=b'~').contains(&b))
+                .unwrap_or(bytes.len() - i);
+            match separates_at(i) {
+                Some((false, len)) => i += len,
+                _ => break,
+            }
+        }
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(&text[start..]);
+        out.push_str(&text[start..i]);
     }
-    out
 }
 
 /// Groups blocks into passages of about [`PASSAGE_TARGET_CHARS`]. A block
