@@ -8,6 +8,7 @@
 
 pub mod analyzer;
 pub mod corpus;
+mod directory;
 mod impacts;
 mod owner;
 mod rank;
@@ -19,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
-use tantivy::directory::MmapDirectory;
 use tantivy::{IndexReader, ReloadPolicy};
 
 pub use corpus::Corpus;
@@ -325,7 +325,10 @@ fn open_existing(
     if !index_dir.join("meta.json").exists() {
         return Err("no index yet".to_string());
     }
-    let index = tantivy::Index::open_in_dir(index_dir).map_err(|e| format!("cannot open: {e}"))?;
+    let index = directory::IndexDirectory::open(index_dir)
+        .map_err(tantivy::TantivyError::from)
+        .and_then(tantivy::Index::open)
+        .map_err(|e| format!("cannot open: {e}"))?;
     if index.schema() != *schema {
         return Err("schema differs".to_string());
     }
@@ -357,7 +360,7 @@ fn create_fresh(
         path: index_dir.to_path_buf(),
         source,
     })?;
-    let dir = MmapDirectory::open(index_dir).map_err(|e| Error::Tantivy {
+    let dir = directory::IndexDirectory::open(index_dir).map_err(|e| Error::Tantivy {
         path: index_dir.to_path_buf(),
         source: e.into(),
     })?;

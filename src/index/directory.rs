@@ -1,0 +1,179 @@
+//! Where the index lives on disk: tantivy's `MmapDirectory`, except that a
+//! file tantivy writes is made durable when the index commits rather than
+//! the moment it is closed.
+//!
+//! Closing a segment's file used to wait for the disk (`fdatasync`) on the
+//! indexing thread that wrote it, a dozen times at the end of a cold index
+//! while that thread still had a segment to finish. Here a closed file only
+//! starts its write-back; the commit, before it writes the `meta.json` that
+//! names the new files, waits for all of them at once (tantivy syncs the
+//! directory first, [`Directory::sync_directory`]). A commit is as durable
+//! as before: nothing names a file that is not on the disk.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+use tantivy::directory::error::{
+    DeleteError, LockError, OpenDirectoryError, OpenReadError, OpenWriteError,
+};
+use tantivy::directory::{
+    AntiCallToken, Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, TerminatingWrite,
+    WatchCallback, WatchHandle, WritePtr,
+};
+
+/// The index folder, with the files written since the last sync.
+#[derive(Clone, Debug)]
+pub struct IndexDirectory {
+    inner: MmapDirectory,
+    root: PathBuf,
+    /// Files closed since the last sync, not yet known to be on the disk.
+    unsynced: Arc<Mutex<Vec<File>>>,
+}
+
+impl IndexDirectory {
+    pub fn open(root: &Path) -> Result<IndexDirectory, OpenDirectoryError> {
+        Ok(IndexDirectory {
+            inner: MmapDirectory::open(root)?,
+            root: root.to_path_buf(),
+            unsynced: Arc::default(),
+        })
+    }
+}
+
+/// A file being written; closing it hands it to the next sync.
+struct DeferredSyncFile {
+    file: Option<File>,
+    unsynced: Arc<Mutex<Vec<File>>>,
+}
+
+impl Write for DeferredSyncFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.file {
+            Some(file) => file.write(buf),
+            None => Err(io::Error::other("write to a closed index file")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TerminatingWrite for DeferredSyncFile {
+    fn terminate_ref(&mut self, _: AntiCallToken) -> io::Result<()> {
+        if let Some(file) = self.file.take() {
+            start_write_back(&file);
+            self.unsynced
+                .lock()
+                .expect("unsynced files lock poisoned")
+                .push(file);
+        }
+        Ok(())
+    }
+}
+
+/// Asks the kernel to start writing the file out now, without waiting, so
+/// that the sync at the commit finds little left to write.
+#[cfg(target_os = "linux")]
+fn start_write_back(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on a file descriptor this `File` owns.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_write_back(_: &File) {}
+
+impl Directory for IndexDirectory {
+    fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        self.inner.get_file_handle(path)
+    }
+
+    fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        self.inner.delete(path)
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
+        self.inner.exists(path)
+    }
+
+    fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.root.join(path))
+            .map_err(|error| {
+                if error.kind() == io::ErrorKind::AlreadyExists {
+                    OpenWriteError::FileAlreadyExists(path.to_path_buf())
+                } else {
+                    OpenWriteError::wrap_io_error(error, path.to_path_buf())
+                }
+            })?;
+        Ok(BufWriter::new(Box::new(DeferredSyncFile {
+            file: Some(file),
+            unsynced: self.unsynced.clone(),
+        })))
+    }
+
+    fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.inner.atomic_read(path)
+    }
+
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
+        self.inner.atomic_write(path, data)
+    }
+
+    fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
+        self.inner.acquire_lock(lock)
+    }
+
+    fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
+        self.inner.watch(callback)
+    }
+
+    /// Waits until every file closed since the last sync is on the disk
+    /// (all at once), then syncs the folder itself.
+    fn sync_directory(&self) -> io::Result<()> {
+        let files =
+            std::mem::take(&mut *self.unsynced.lock().expect("unsynced files lock poisoned"));
+        if let Err(error) = files.par_iter().try_for_each(File::sync_data) {
+            // Not durable yet: the next sync tries them again.
+            self.unsynced
+                .lock()
+                .expect("unsynced files lock poisoned")
+                .extend(files);
+            return Err(error);
+        }
+        self.inner.sync_directory()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_file_waits_for_the_next_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let directory = IndexDirectory::open(dir.path()).unwrap();
+        let mut writer = directory.open_write(Path::new("a.bin")).unwrap();
+        writer.write_all(b"passages").unwrap();
+        writer.terminate().unwrap();
+        assert_eq!(directory.unsynced.lock().unwrap().len(), 1);
+        assert_eq!(
+            std::fs::read(dir.path().join("a.bin")).unwrap(),
+            b"passages"
+        );
+        directory.sync_directory().unwrap();
+        assert!(directory.unsynced.lock().unwrap().is_empty());
+        assert!(matches!(
+            directory.open_write(Path::new("a.bin")),
+            Err(OpenWriteError::FileAlreadyExists(_))
+        ));
+    }
+}
