@@ -241,7 +241,7 @@ static ASCII_OTHER: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 128 {
-        table[b] = !(b as u8).is_ascii_alphanumeric();
+        table[b] = !ASCII_WORD[b];
         b += 1;
     }
     table
