@@ -6,16 +6,15 @@
 //! indexing thread that wrote it, a dozen times at the end of a cold index
 //! while that thread still had a segment to finish. Here a closed file only
 //! starts its write-back; the commit, before it writes the `meta.json` that
-//! names the new files, waits for all of them at once (tantivy syncs the
+//! names the new files, waits for all of them together (tantivy syncs the
 //! directory first, [`Directory::sync_directory`]). A commit is as durable
 //! as before: nothing names a file that is not on the disk.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use rayon::prelude::*;
 use tantivy::directory::error::{
     DeleteError, LockError, OpenDirectoryError, OpenReadError, OpenWriteError,
 };
@@ -66,10 +65,7 @@ impl TerminatingWrite for DeferredSyncFile {
     fn terminate_ref(&mut self, _: AntiCallToken) -> io::Result<()> {
         if let Some(file) = self.file.take() {
             start_write_back(&file);
-            self.unsynced
-                .lock()
-                .expect("unsynced files lock poisoned")
-                .push(file);
+            lock(&self.unsynced).push(file);
         }
         Ok(())
     }
@@ -88,6 +84,10 @@ fn start_write_back(file: &File) {
 
 #[cfg(not(target_os = "linux"))]
 fn start_write_back(_: &File) {}
+
+fn lock(unsynced: &Mutex<Vec<File>>) -> MutexGuard<'_, Vec<File>> {
+    unsynced.lock().expect("unsynced files lock poisoned")
+}
 
 impl Directory for IndexDirectory {
     fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
@@ -136,17 +136,15 @@ impl Directory for IndexDirectory {
         self.inner.watch(callback)
     }
 
-    /// Waits until every file closed since the last sync is on the disk
-    /// (all at once), then syncs the folder itself.
+    /// Waits until every file closed since the last sync is on the disk,
+    /// then syncs the folder itself. Their write-back started as each was
+    /// closed, so the first sync waits for the journal and the rest find
+    /// little to do.
     fn sync_directory(&self) -> io::Result<()> {
-        let files =
-            std::mem::take(&mut *self.unsynced.lock().expect("unsynced files lock poisoned"));
-        if let Err(error) = files.par_iter().try_for_each(File::sync_data) {
+        let files = std::mem::take(&mut *lock(&self.unsynced));
+        if let Err(error) = files.iter().try_for_each(File::sync_data) {
             // Not durable yet: the next sync tries them again.
-            self.unsynced
-                .lock()
-                .expect("unsynced files lock poisoned")
-                .extend(files);
+            lock(&self.unsynced).extend(files);
             return Err(error);
         }
         self.inner.sync_directory()
@@ -164,13 +162,13 @@ mod tests {
         let mut writer = directory.open_write(Path::new("a.bin")).unwrap();
         writer.write_all(b"passages").unwrap();
         writer.terminate().unwrap();
-        assert_eq!(directory.unsynced.lock().unwrap().len(), 1);
+        assert_eq!(lock(&directory.unsynced).len(), 1);
         assert_eq!(
             std::fs::read(dir.path().join("a.bin")).unwrap(),
             b"passages"
         );
         directory.sync_directory().unwrap();
-        assert!(directory.unsynced.lock().unwrap().is_empty());
+        assert!(lock(&directory.unsynced).is_empty());
         assert!(matches!(
             directory.open_write(Path::new("a.bin")),
             Err(OpenWriteError::FileAlreadyExists(_))
