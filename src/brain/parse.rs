@@ -389,12 +389,19 @@ fn collapse_whitespace(text: &str) -> String {
         if i == bytes.len() {
             return out;
         }
+        // Words joined by one ASCII space are copied in one piece.
         let start = i;
         loop {
             i += bytes[i..]
                 .iter()
                 .position(|&b| !(b'!'..=b'~').contains(&b))
                 .unwrap_or(bytes.len() - i);
+            if bytes.get(i) == Some(&b' ')
+                && bytes.get(i + 1).is_some_and(|b| (b'!'..=b'~').contains(b))
+            {
+                i += 2;
+                continue;
+            }
             match separates_at(i) {
                 Some((false, len)) => i += len,
                 _ => break,
@@ -416,7 +423,15 @@ fn split_passages(blocks: &[String]) -> Vec<String> {
     let mut current = String::new();
     let mut current_chars = 0;
     for block in blocks {
-        for piece in split_long_block(block) {
+        // A block of no more bytes than the limit has no more characters.
+        let pieces = if block.is_empty() {
+            Vec::new()
+        } else if block.len() <= PASSAGE_MAX_CHARS {
+            vec![block.as_str()]
+        } else {
+            split_long_block(block)
+        };
+        for piece in pieces {
             let piece_chars = piece.chars().count();
             let grown = current_chars + piece_chars;
             let opens_next = current.trim_end().ends_with([':', '：']);

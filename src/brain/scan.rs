@@ -48,6 +48,30 @@ pub fn is_note_path(rel_path: &str) -> bool {
 
 /// Turns `abs` under `root` into a relative `/`-separated path.
 pub fn relative_path(root: &Path, abs: &Path) -> Option<String> {
+    // A path the walk of `root` found is `root`, a separator and the rest:
+    // that rest is the answer when it is plain (the listing's most frequent
+    // call).
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let rest = abs
+            .as_os_str()
+            .as_bytes()
+            .strip_prefix(root.as_os_str().as_bytes());
+        let rest = rest.and_then(|rest| match rest {
+            [b'/', rest @ ..] => Some(rest),
+            _ if root.as_os_str().as_bytes().ends_with(b"/") => Some(rest),
+            _ => None,
+        });
+        if let Some(rest) = rest.and_then(|rest| std::str::from_utf8(rest).ok()) {
+            if !rest
+                .split('/')
+                .any(|c| c.is_empty() || c == "." || c == "..")
+            {
+                return Some(rest.to_string());
+            }
+        }
+    }
     let rel = abs.strip_prefix(root).ok()?;
     let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
     let joined = parts?.join("/");
@@ -105,7 +129,7 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
             });
         }
     }
-    found.sort_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    found.sort_unstable_by(|a, b| a.rel_path.cmp(&b.rel_path));
     Ok((found, report))
 }
 
@@ -323,6 +347,22 @@ mod tests {
         for (path, expected) in cases {
             assert_eq!(is_note_path(path), expected, "{path}");
         }
+    }
+
+    #[test]
+    fn relative_paths_are_the_rest_under_the_root() {
+        let rel = |root: &str, abs: &str| relative_path(Path::new(root), Path::new(abs));
+        assert_eq!(rel("/brain", "/brain/a/b.md").as_deref(), Some("a/b.md"));
+        assert_eq!(rel("/", "/a/b.md").as_deref(), Some("a/b.md"));
+        assert_eq!(rel("/brain", "/brain/a/./b.md").as_deref(), Some("a/b.md"));
+        assert_eq!(rel("/brain", "/brain//a.md").as_deref(), Some("a.md"));
+        assert_eq!(
+            rel("/brain", "/brain/a/../b.md").as_deref(),
+            Some("a/../b.md")
+        );
+        assert_eq!(rel("/brain", "/brain2/a.md"), None);
+        assert_eq!(rel("/brain", "/other/a.md"), None);
+        assert_eq!(rel("/brain", "/brain"), None);
     }
 
     #[test]
