@@ -5,7 +5,8 @@
 
 Runs `BIN index --brain BRAIN_DIR --data-dir EMPTY` RUNS times (default 9)
 for each binary in turn, each into a fresh empty data folder, and prints the
-median wall time and the median CPU time (user + system) of each. Binaries
+median wall time, the median CPU time (user + system) and the median peak
+RSS of each. Binaries
 built from different commits are compared in one sitting this way: timings
 on a shared machine drift by more than the changes being measured.
 """
@@ -26,6 +27,7 @@ def main():
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 9
     wall = {b: [] for b in bins}
     cpu = {b: [] for b in bins}
+    rss = {b: [] for b in bins}
     for _ in range(runs):
         for b in bins:
             data = tempfile.mkdtemp(prefix="noggin-cold-")
@@ -38,13 +40,15 @@ def main():
             _, status, usage = os.wait4(proc.pid, 0)
             wall[b].append(time.perf_counter() - started)
             cpu[b].append(usage.ru_utime + usage.ru_stime)
+            rss[b].append(usage.ru_maxrss / 1024)
             shutil.rmtree(data)
             if status != 0:
                 sys.exit(f"{b} failed on {brain}")
     for b in bins:
         print(
             f"{b}: wall median {statistics.median(wall[b]):.3f} s "
-            f"(min {min(wall[b]):.3f}), cpu median {statistics.median(cpu[b]):.3f} s"
+            f"(min {min(wall[b]):.3f}), cpu median {statistics.median(cpu[b]):.3f} s, "
+            f"peak RSS median {statistics.median(rss[b]):.0f} MB"
         )
 
 

@@ -7,6 +7,7 @@
 //! from the shared reader, so they never wait for indexing ([`search`]).
 
 pub mod analyzer;
+mod backlog;
 pub mod corpus;
 mod directory;
 mod impacts;

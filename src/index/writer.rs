@@ -18,6 +18,7 @@ use tantivy::schema::Term;
 use tantivy::{IndexReader, IndexWriter, TantivyDocument};
 use tokio::sync::oneshot;
 
+use super::backlog::{Backlog, QueuedDoc};
 use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
 use crate::brain::scan::{
@@ -115,7 +116,7 @@ pub(super) struct WriterSetup {
     pub brain: PathBuf,
     pub max_note_bytes: u64,
     pub index: tantivy::Index,
-    pub writer: IndexWriter,
+    pub writer: IndexWriter<QueuedDoc>,
     pub reader: IndexReader,
     pub fields: Fields,
     pub status: Arc<Mutex<IndexStatus>>,
@@ -132,7 +133,11 @@ pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
     let (tx, rx) = mpsc::channel();
     let manifest = load_manifest(&setup.index);
     let status = setup.status.clone();
-    let mut owner = WriterOwner { setup, manifest };
+    let mut owner = WriterOwner {
+        setup,
+        manifest,
+        backlog: Arc::default(),
+    };
     std::thread::Builder::new()
         .name("noggin-index-writer".to_string())
         .spawn(move || owner.run(rx))
@@ -204,6 +209,8 @@ impl WriterHandle {
 struct WriterOwner {
     setup: WriterSetup,
     manifest: Manifest,
+    /// Passages handed to tantivy and not yet indexed.
+    backlog: Arc<Backlog>,
 }
 
 /// What happened to one note file when it was looked at again.
@@ -482,7 +489,11 @@ impl WriterOwner {
                 rel_path,
             )));
         }
-        batch.extend(docs.into_iter().map(UserOperation::Add));
+        self.backlog.wait_for_room();
+        batch.extend(
+            docs.into_iter()
+                .map(|doc| UserOperation::Add(self.backlog.queue(doc))),
+        );
         match self.setup.writer.run(batch) {
             Ok(_) => added,
             Err(error) => {
