@@ -20,16 +20,33 @@ pub(super) const MAX_QUEUED_PASSAGES: usize = 8_192;
 const RESUME_AT_PASSAGES: usize = MAX_QUEUED_PASSAGES / 2;
 
 /// How long the writer waits without any passage being indexed before it
-/// stops waiting (the queue then only loses its bound for a while).
+/// stops waiting: the queue then has no bound until indexing moves again
+/// (tantivy's indexing threads gone, say, which the writer's next commit
+/// reports).
 const STALLED_AFTER: Duration = Duration::from_secs(1);
 
 /// The count of queued passages, shared by the writer thread and tantivy's
 /// indexing threads.
-#[derive(Default)]
 pub(super) struct Backlog {
     queued: AtomicUsize,
+    /// Passages indexed so far: whether indexing moves.
+    indexed: AtomicUsize,
+    /// `indexed` when a wait found indexing stalled, else `usize::MAX`.
+    stalled_at: AtomicUsize,
     lock: Mutex<()>,
     drained: Condvar,
+}
+
+impl Default for Backlog {
+    fn default() -> Self {
+        Backlog {
+            queued: AtomicUsize::new(0),
+            indexed: AtomicUsize::new(0),
+            stalled_at: AtomicUsize::new(usize::MAX),
+            lock: Mutex::new(()),
+            drained: Condvar::new(),
+        }
+    }
 }
 
 impl Backlog {
@@ -48,29 +65,40 @@ impl Backlog {
 
     /// Returns at once while fewer than [`MAX_QUEUED_PASSAGES`] wait;
     /// otherwise waits until indexing has brought them down to
-    /// [`RESUME_AT_PASSAGES`].
+    /// [`RESUME_AT_PASSAGES`], or has not indexed a passage for
+    /// [`STALLED_AFTER`] (and then does not wait again until it has).
     pub(super) fn wait_for_room(&self) {
-        if self.queued() < MAX_QUEUED_PASSAGES {
+        if self.queued() < MAX_QUEUED_PASSAGES || self.stalled() {
             return;
         }
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut last = self.queued();
-        while last > RESUME_AT_PASSAGES {
+        let mut indexed = self.indexed.load(Ordering::SeqCst);
+        while self.queued() > RESUME_AT_PASSAGES {
             let (next, wait) = self
                 .drained
                 .wait_timeout(guard, STALLED_AFTER)
                 .unwrap_or_else(|e| e.into_inner());
             guard = next;
-            let now = self.queued();
-            if wait.timed_out() && now == last {
-                tracing::debug!(queued = now, "indexing stalled; queuing more anyway");
+            let now = self.indexed.load(Ordering::SeqCst);
+            if wait.timed_out() && now == indexed {
+                tracing::warn!(
+                    queued = self.queued(),
+                    "indexing stalled; queuing notes without waiting"
+                );
+                self.stalled_at.store(now, Ordering::SeqCst);
                 return;
             }
-            last = now;
+            indexed = now;
         }
     }
 
+    /// True while no passage was indexed since a wait found indexing stalled.
+    fn stalled(&self) -> bool {
+        self.stalled_at.load(Ordering::SeqCst) == self.indexed.load(Ordering::SeqCst)
+    }
+
     fn done(&self) {
+        self.indexed.fetch_add(1, Ordering::SeqCst);
         let before = self.queued.fetch_sub(1, Ordering::SeqCst);
         if before == RESUME_AT_PASSAGES + 1 {
             // Under the lock: the writer is either not waiting yet (and will
@@ -161,8 +189,11 @@ mod tests {
             .map(|_| backlog.queue(TantivyDocument::default()))
             .collect();
         backlog.wait_for_room();
+        assert!(backlog.stalled());
         assert_eq!(backlog.queued(), MAX_QUEUED_PASSAGES);
+        // Once indexing moves again, the bound is back.
         drop(docs);
+        assert!(!backlog.stalled());
         assert_eq!(backlog.queued(), 0);
     }
 
