@@ -19,37 +19,41 @@ pub(super) const MAX_QUEUED_PASSAGES: usize = 8_192;
 /// threads busy while the next chunk of notes is read and parsed.
 const RESUME_AT_PASSAGES: usize = MAX_QUEUED_PASSAGES / 2;
 
-/// How long the writer waits without any passage being indexed before it
-/// stops waiting: the queue then has no bound until indexing moves again
-/// (tantivy's indexing threads gone, say, which the writer's next commit
-/// reports).
-const STALLED_AFTER: Duration = Duration::from_secs(1);
+/// How long the writer waits without the queue getting any shorter before
+/// it stops waiting: the queue then has no bound until it is shorter than it
+/// was then. Only a fault stops indexing that long (tantivy's indexing
+/// threads gone, say: the writer's next commit reports it); a segment being
+/// written takes a fraction of it.
+const STALLED_AFTER: Duration = Duration::from_secs(10);
 
 /// The count of queued passages, shared by the writer thread and tantivy's
 /// indexing threads.
 pub(super) struct Backlog {
     queued: AtomicUsize,
-    /// Passages indexed so far: whether indexing moves.
-    indexed: AtomicUsize,
-    /// `indexed` when a wait found indexing stalled, else `usize::MAX`.
+    /// The count at which a wait found the queue stalled, else `usize::MAX`.
     stalled_at: AtomicUsize,
+    stalled_after: Duration,
     lock: Mutex<()>,
     drained: Condvar,
 }
 
 impl Default for Backlog {
     fn default() -> Self {
-        Backlog {
-            queued: AtomicUsize::new(0),
-            indexed: AtomicUsize::new(0),
-            stalled_at: AtomicUsize::new(usize::MAX),
-            lock: Mutex::new(()),
-            drained: Condvar::new(),
-        }
+        Backlog::new(STALLED_AFTER)
     }
 }
 
 impl Backlog {
+    fn new(stalled_after: Duration) -> Self {
+        Backlog {
+            queued: AtomicUsize::new(0),
+            stalled_at: AtomicUsize::new(usize::MAX),
+            stalled_after,
+            lock: Mutex::new(()),
+            drained: Condvar::new(),
+        }
+    }
+
     /// Wraps a document for the queue, counting it until it is dropped.
     pub(super) fn queue(self: &Arc<Self>, doc: TantivyDocument) -> QueuedDoc {
         self.queued.fetch_add(1, Ordering::SeqCst);
@@ -65,40 +69,43 @@ impl Backlog {
 
     /// Returns at once while fewer than [`MAX_QUEUED_PASSAGES`] wait;
     /// otherwise waits until indexing has brought them down to
-    /// [`RESUME_AT_PASSAGES`], or has not indexed a passage for
-    /// [`STALLED_AFTER`] (and then does not wait again until it has).
+    /// [`RESUME_AT_PASSAGES`], or until the queue has not got shorter for
+    /// [`STALLED_AFTER`] (and then does not wait again until it is shorter
+    /// than it was then: documents of a failed `run` leave the queue without
+    /// being indexed, and must not count as indexing).
     pub(super) fn wait_for_room(&self) {
-        if self.queued() < MAX_QUEUED_PASSAGES || self.stalled() {
+        let queued = self.queued();
+        if queued < MAX_QUEUED_PASSAGES || self.stalled() {
             return;
         }
         let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut indexed = self.indexed.load(Ordering::SeqCst);
-        while self.queued() > RESUME_AT_PASSAGES {
+        let mut last = self.queued();
+        while last > RESUME_AT_PASSAGES {
             let (next, wait) = self
                 .drained
-                .wait_timeout(guard, STALLED_AFTER)
+                .wait_timeout(guard, self.stalled_after)
                 .unwrap_or_else(|e| e.into_inner());
             guard = next;
-            let now = self.indexed.load(Ordering::SeqCst);
-            if wait.timed_out() && now == indexed {
+            let now = self.queued();
+            if wait.timed_out() && now >= last {
                 tracing::warn!(
-                    queued = self.queued(),
-                    "indexing stalled; queuing notes without waiting"
+                    queued = now,
+                    "indexing has stalled; queuing notes without waiting for it"
                 );
                 self.stalled_at.store(now, Ordering::SeqCst);
                 return;
             }
-            indexed = now;
+            last = now;
         }
+        self.stalled_at.store(usize::MAX, Ordering::SeqCst);
     }
 
-    /// True while no passage was indexed since a wait found indexing stalled.
+    /// True while the queue is no shorter than when a wait found it stalled.
     fn stalled(&self) -> bool {
-        self.stalled_at.load(Ordering::SeqCst) == self.indexed.load(Ordering::SeqCst)
+        self.queued() >= self.stalled_at.load(Ordering::SeqCst)
     }
 
     fn done(&self) {
-        self.indexed.fetch_add(1, Ordering::SeqCst);
         let before = self.queued.fetch_sub(1, Ordering::SeqCst);
         if before == RESUME_AT_PASSAGES + 1 {
             // Under the lock: the writer is either not waiting yet (and will
@@ -150,7 +157,8 @@ mod tests {
     /// room is let go once indexing has taken half of the queue.
     #[test]
     fn the_writer_waits_until_half_the_queue_is_indexed() {
-        let backlog = Arc::new(Backlog::default());
+        // Never stalled here: only the wake-up lets the writer go.
+        let backlog = Arc::new(Backlog::new(Duration::from_secs(3600)));
         let docs: Vec<QueuedDoc> = (0..MAX_QUEUED_PASSAGES)
             .map(|_| backlog.queue(TantivyDocument::default()))
             .collect();
@@ -174,6 +182,14 @@ mod tests {
         for doc in docs {
             sent.send(doc).unwrap();
         }
+        // Generous: the writer is woken as soon as half is indexed.
+        for _ in 0..600 {
+            if waiting.is_finished() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(waiting.is_finished(), "the writer was not woken");
         let left = waiting.join().unwrap();
         assert!(left <= RESUME_AT_PASSAGES, "let go with {left} queued");
         drop(sent);
@@ -181,19 +197,24 @@ mod tests {
         assert_eq!(backlog.queued(), 0);
     }
 
-    /// Indexing that stops (its threads gone) must not hang the writer.
+    /// Indexing that stops (its threads gone) must not hang the writer,
+    /// nor make it wait again for each note whose documents a failed `run`
+    /// drops at once.
     #[test]
     fn a_stalled_queue_lets_the_writer_go() {
-        let backlog = Arc::new(Backlog::default());
-        let docs: Vec<QueuedDoc> = (0..MAX_QUEUED_PASSAGES)
+        let backlog = Arc::new(Backlog::new(Duration::from_millis(100)));
+        let mut docs: Vec<QueuedDoc> = (0..MAX_QUEUED_PASSAGES)
             .map(|_| backlog.queue(TantivyDocument::default()))
             .collect();
         backlog.wait_for_room();
         assert!(backlog.stalled());
-        assert_eq!(backlog.queued(), MAX_QUEUED_PASSAGES);
-        // Once indexing moves again, the bound is back.
-        drop(docs);
+        // A failed run: queued and dropped at once, still stalled.
+        drop(backlog.queue(TantivyDocument::default()));
+        assert!(backlog.stalled());
+        // Once the queue gets shorter, the bound is back.
+        docs.pop();
         assert!(!backlog.stalled());
+        drop(docs);
         assert_eq!(backlog.queued(), 0);
     }
 

@@ -127,16 +127,20 @@ pub(super) struct WriterSetup {
 pub(super) struct WriterHandle {
     tx: mpsc::Sender<Command>,
     status: Arc<Mutex<IndexStatus>>,
+    /// Passages handed to tantivy and not yet indexed (the writer's own).
+    #[cfg(test)]
+    backlog: Arc<Backlog>,
 }
 
 pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
     let (tx, rx) = mpsc::channel();
     let manifest = load_manifest(&setup.index);
     let status = setup.status.clone();
+    let backlog = Arc::<Backlog>::default();
     let mut owner = WriterOwner {
         setup,
         manifest,
-        backlog: Arc::default(),
+        backlog: backlog.clone(),
     };
     std::thread::Builder::new()
         .name("noggin-index-writer".to_string())
@@ -145,10 +149,22 @@ pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
             path: PathBuf::from("<writer thread>"),
             source,
         })?;
-    Ok(WriterHandle { tx, status })
+    Ok(WriterHandle {
+        tx,
+        status,
+        #[cfg(test)]
+        backlog,
+    })
 }
 
 impl WriterHandle {
+    /// Passages handed to tantivy and not yet indexed: none once a commit
+    /// is done.
+    #[cfg(test)]
+    pub fn queued_passages(&self) -> usize {
+        self.backlog.queued()
+    }
+
     fn commit_error(&self) -> Option<String> {
         self.status
             .lock()
@@ -711,6 +727,8 @@ mod tests {
         .unwrap();
         let first = index.reconcile_blocking(None).unwrap();
         assert_eq!((first.notes, first.reparsed, first.unchanged), (3, 3, 0));
+        // tantivy drops each document once it has indexed it.
+        assert_eq!(index.writer().unwrap().queued_passages(), 0);
 
         write("a.md", &"alpha ".repeat(30));
         write("sub/b.md", "# B\n\nbeta, edited");
@@ -724,6 +742,7 @@ mod tests {
         );
         assert_eq!((second.reparsed, second.unchanged), (2, 1), "{second:?}");
         assert_eq!(second.notes, 3, "{second:?}");
+        assert_eq!(index.writer().unwrap().queued_passages(), 0);
         assert_eq!(index.status().notes, 3);
     }
 
