@@ -423,15 +423,7 @@ fn split_passages(blocks: &[String]) -> Vec<String> {
     let mut current = String::new();
     let mut current_chars = 0;
     for block in blocks {
-        // A block of no more bytes than the limit has no more characters.
-        let pieces = if block.is_empty() {
-            Vec::new()
-        } else if block.len() <= PASSAGE_MAX_CHARS {
-            vec![block.as_str()]
-        } else {
-            split_long_block(block)
-        };
-        for piece in pieces {
+        for piece in split_long_block(block) {
             let piece_chars = piece.chars().count();
             let grown = current_chars + piece_chars;
             let opens_next = current.trim_end().ends_with([':', '：']);
@@ -461,7 +453,8 @@ fn split_passages(blocks: &[String]) -> Vec<String> {
 fn split_long_block(block: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut rest = block;
-    while rest.chars().count() > PASSAGE_MAX_CHARS {
+    // No more bytes than the limit is no more characters: not counted.
+    while rest.len() > PASSAGE_MAX_CHARS && rest.chars().count() > PASSAGE_MAX_CHARS {
         let limit = rest
             .char_indices()
             .nth(PASSAGE_TARGET_CHARS)

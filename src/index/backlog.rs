@@ -14,7 +14,7 @@ use tantivy::schema::document::Document;
 use tantivy::TantivyDocument;
 
 /// Queued passages above which the writer waits …
-pub(super) const MAX_QUEUED_PASSAGES: usize = 8_192;
+const MAX_QUEUED_PASSAGES: usize = 8_192;
 /// … until no more than this many are left: enough to keep the indexing
 /// threads busy while the next chunk of notes is read and parsed.
 const RESUME_AT_PASSAGES: usize = MAX_QUEUED_PASSAGES / 2;
