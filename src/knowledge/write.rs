@@ -257,7 +257,8 @@ fn create_new(path: &Path, contents: &str) -> Result<bool, Error> {
 /// On Linux the new version is swapped in atomically (`RENAME_EXCHANGE`),
 /// which hands back what was in place: if that is not what was read, an
 /// editor saved in between, and its save is swapped back at once, so it is
-/// never lost. Elsewhere (or on a file system without the exchange) the note
+/// never lost (a reader in that moment sees our version in its place).
+/// Elsewhere (or on a file system without the exchange) the note
 /// is compared just before a plain rename, after the slow fsync of the new
 /// version; a save landing between that last read and the rename (a window
 /// of microseconds) is then replaced.
