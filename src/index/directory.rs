@@ -42,6 +42,11 @@ impl IndexDirectory {
     }
 }
 
+/// Test builds only: index folders under these paths refuse new files, as a
+/// full disk would.
+#[cfg(test)]
+pub(super) static REFUSING_NEW_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
 /// A file being written; closing it hands it to the next sync.
 struct DeferredSyncFile {
     file: Option<File>,
@@ -85,8 +90,8 @@ fn start_write_back(file: &File) {
 #[cfg(not(target_os = "linux"))]
 fn start_write_back(_: &File) {}
 
-fn lock(unsynced: &Mutex<Vec<File>>) -> MutexGuard<'_, Vec<File>> {
-    unsynced.lock().expect("unsynced files lock poisoned")
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().expect("index directory lock poisoned")
 }
 
 impl Directory for IndexDirectory {
@@ -103,6 +108,14 @@ impl Directory for IndexDirectory {
     }
 
     fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
+        #[cfg(test)]
+        if lock(&REFUSING_NEW_FILES)
+            .iter()
+            .any(|under| self.root.starts_with(under))
+        {
+            let full = io::Error::new(io::ErrorKind::StorageFull, "no space left on device");
+            return Err(OpenWriteError::wrap_io_error(full, path.to_path_buf()));
+        }
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,10 @@ use crate::brain::{parse_note, Note};
 
 /// Notes read and parsed together before their documents go to the writer.
 const PARSE_CHUNK: usize = 256;
+
+/// After a failed commit, what it had is indexed again at the next command
+/// or after this long, whichever comes first.
+const RETRY_FAILED_COMMIT: Duration = Duration::from_secs(30);
 
 /// Called with (notes done, notes total) while reconciling.
 pub type Progress = Box<dyn Fn(usize, usize) + Send>;
@@ -141,6 +145,8 @@ pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
         setup,
         manifest,
         backlog: backlog.clone(),
+        redo: false,
+        lost: false,
     };
     std::thread::Builder::new()
         .name("noggin-index-writer".to_string())
@@ -227,6 +233,13 @@ struct WriterOwner {
     manifest: Manifest,
     /// Passages handed to tantivy and not yet indexed.
     backlog: Arc<Backlog>,
+    /// A commit failed and the writer started again from the last one: the
+    /// notes it did not take are read again at the next command, or after
+    /// [`RETRY_FAILED_COMMIT`].
+    redo: bool,
+    /// The writer could not start again after a failed commit: nothing more
+    /// is handed to tantivy, and the index stays unhealthy until a restart.
+    lost: bool,
 }
 
 /// What happened to one note file when it was looked at again.
@@ -241,7 +254,24 @@ enum Outcome {
 
 impl WriterOwner {
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
-        while let Ok(first) = rx.recv() {
+        loop {
+            let first = if self.redo {
+                match rx.recv_timeout(RETRY_FAILED_COMMIT) {
+                    Ok(command) => Some(command),
+                    Err(mpsc::RecvTimeoutError::Timeout) => None,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match rx.recv() {
+                    Ok(command) => Some(command),
+                    Err(_) => break,
+                }
+            };
+            if std::mem::take(&mut self.redo) {
+                tracing::info!("indexing again what the failed commit did not take");
+                self.reconcile(None);
+            }
+            let Some(first) = first else { continue };
             // Take everything already queued so a burst of edits costs one commit.
             let mut commands = vec![first];
             commands.extend(rx.try_iter());
@@ -297,13 +327,32 @@ impl WriterOwner {
             .is_none()
     }
 
-    fn commit_failed(&self, error: &dyn std::fmt::Display) {
+    /// Reports a failed commit and starts tantivy's writer again from the
+    /// last commit. After a failure tantivy may have lost indexing threads
+    /// (the documents of later commits would silently go nowhere) or
+    /// documents of this one, so the writer is rebuilt and the manifest goes
+    /// back to what the last commit holds: every note the failed commit had
+    /// is read again at the next command ([`WriterOwner::redo`]).
+    fn commit_failed(&mut self, error: &dyn std::fmt::Display) {
         tracing::error!(%error, "index commit failed");
         self.setup
             .status
             .lock()
             .expect("status lock poisoned")
             .commit_error = Some(error.to_string());
+        if self.lost {
+            return;
+        }
+        match self.setup.writer.rollback() {
+            Ok(_) => {
+                self.manifest = load_manifest(&self.setup.index);
+                self.redo = true;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot start the index writer again; the index stays as it is until noggin restarts");
+                self.lost = true;
+            }
+        }
     }
 
     fn set_indexing(&self, indexing: bool) {
@@ -485,6 +534,9 @@ impl WriterOwner {
     }
 
     fn delete_note(&mut self, rel_path: &str) {
+        if self.lost {
+            return;
+        }
         let term = Term::from_field_text(self.setup.fields.path, rel_path);
         self.setup.writer.delete_term(term);
         self.manifest.notes.remove(rel_path);
@@ -494,6 +546,9 @@ impl WriterOwner {
     /// one batch: tantivy puts a batch in one segment, in order, which is
     /// how note-level ranking finds a note's passages side by side.
     fn replace_note(&mut self, rel_path: &str, docs: Vec<TantivyDocument>) -> u32 {
+        if self.lost {
+            return 0;
+        }
         let added = docs.len() as u32;
         let mut batch = Vec::with_capacity(docs.len() + 1);
         // Every indexed note is in the manifest, so a note that is not has
@@ -520,6 +575,9 @@ impl WriterOwner {
     }
 
     fn commit(&mut self) {
+        if self.lost {
+            return self.commit_failed(&"the index writer is gone");
+        }
         self.manifest.schema = SCHEMA_VERSION;
         let payload = match serde_json::to_string(&self.manifest) {
             Ok(payload) => payload,
@@ -744,6 +802,53 @@ mod tests {
         assert_eq!(second.notes, 3, "{second:?}");
         assert_eq!(index.writer().unwrap().queued_passages(), 0);
         assert_eq!(index.status().notes, 3);
+    }
+
+    /// A commit that fails (the disk refuses the new segment's files)
+    /// leaves the index unhealthy; once the disk takes files again, the
+    /// next command indexes what the failed commit had, and new notes too.
+    #[test]
+    fn what_a_failed_commit_had_is_indexed_once_the_disk_takes_files_again() {
+        use crate::index::directory::REFUSING_NEW_FILES;
+        let temp = tempfile::tempdir().unwrap();
+        let brain = std::fs::canonicalize(temp.path()).unwrap().join("brain");
+        std::fs::create_dir_all(&brain).unwrap();
+        let write = |path: &str, text: &str| std::fs::write(brain.join(path), text).unwrap();
+        write("a.md", "# A\n\nalpha");
+        let index = Index::open(IndexOptions {
+            brain: brain.clone(),
+            data_dir: None,
+            max_note_bytes: 1_000,
+            read_only: false,
+        })
+        .unwrap();
+        index.reconcile_blocking(None).unwrap();
+        assert!(index.status().commit_error.is_none());
+        let found = |word: &str| {
+            let term = index.query_terms(word).remove(0);
+            index.doc_freq(&term).0
+        };
+        assert_eq!(found("alpha"), 1);
+
+        write("b.md", "# B\n\nbravo");
+        REFUSING_NEW_FILES.lock().unwrap().push(brain.clone());
+        index.reconcile_blocking(None).unwrap();
+        REFUSING_NEW_FILES.lock().unwrap().retain(|p| *p != brain);
+        assert!(index.status().commit_error.is_some());
+        assert_eq!(found("bravo"), 0);
+
+        write("c.md", "# C\n\ncharlie");
+        let report = index.reconcile_blocking(None).unwrap();
+        assert!(index.status().commit_error.is_none(), "{report:?}");
+        assert_eq!(report.notes, 3, "{report:?}");
+        for word in ["alpha", "bravo", "charlie"] {
+            assert_eq!(found(word), 1, "{word}");
+        }
+        // Later notes are indexed too: the writer has its threads again.
+        write("d.md", "# D\n\ndelta");
+        index.reconcile_blocking(None).unwrap();
+        assert_eq!(found("delta"), 1);
+        assert_eq!(index.writer().unwrap().queued_passages(), 0);
     }
 
     #[test]
