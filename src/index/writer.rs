@@ -270,6 +270,11 @@ impl WriterOwner {
             if std::mem::take(&mut self.redo) {
                 tracing::info!("indexing again what the failed commit did not take");
                 self.reconcile(None);
+                if !self.healthy() && !self.redo && !self.lost {
+                    // Nothing had changed after all, so nothing committed:
+                    // a commit of its own shows the index healthy again.
+                    self.commit();
+                }
             }
             let Some(first) = first else { continue };
             // Take everything already queued so a burst of edits costs one commit.
@@ -849,6 +854,18 @@ mod tests {
         index.reconcile_blocking(None).unwrap();
         assert_eq!(found("delta"), 1);
         assert_eq!(index.writer().unwrap().queued_passages(), 0);
+
+        // A failed commit whose note is gone again by the next command:
+        // nothing is left to index, and the index is healthy again.
+        write("e.md", "# E\n\necho");
+        REFUSING_NEW_FILES.lock().unwrap().push(brain.clone());
+        index.reconcile_blocking(None).unwrap();
+        REFUSING_NEW_FILES.lock().unwrap().retain(|p| *p != brain);
+        assert!(index.status().commit_error.is_some());
+        std::fs::remove_file(brain.join("e.md")).unwrap();
+        let report = index.reconcile_blocking(None).unwrap();
+        assert!(index.status().commit_error.is_none(), "{report:?}");
+        assert_eq!((report.notes, found("echo")), (4, 0), "{report:?}");
     }
 
     #[test]
