@@ -146,6 +146,7 @@ pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
         manifest,
         backlog: backlog.clone(),
         redo: false,
+        delete_first: false,
         lost: false,
     };
     std::thread::Builder::new()
@@ -237,6 +238,11 @@ struct WriterOwner {
     /// notes it did not take are read again at the next command, or after
     /// [`RETRY_FAILED_COMMIT`].
     redo: bool,
+    /// Since a failed commit, and until a commit succeeds, every note put in
+    /// the index first deletes whatever the index holds under its path: a
+    /// merge that tantivy finished during the failed commit may have saved
+    /// passages the manifest does not know of.
+    delete_first: bool,
     /// The writer could not start again after a failed commit: nothing more
     /// is handed to tantivy, and the index stays unhealthy until a restart.
     lost: bool,
@@ -352,6 +358,7 @@ impl WriterOwner {
             Ok(_) => {
                 self.manifest = load_manifest(&self.setup.index);
                 self.redo = true;
+                self.delete_first = true;
             }
             Err(error) => {
                 tracing::error!(%error, "cannot start the index writer again; the index stays as it is until noggin restarts");
@@ -556,10 +563,11 @@ impl WriterOwner {
         }
         let added = docs.len() as u32;
         let mut batch = Vec::with_capacity(docs.len() + 1);
-        // Every indexed note is in the manifest, so a note that is not has
-        // nothing to delete; a delete per note of a first index would cost
-        // each commit a look-up of every one of them.
-        if self.manifest.notes.contains_key(rel_path) {
+        // Every indexed note is in the manifest (unless a commit failed:
+        // `delete_first`), so a note that is not has nothing to delete; a
+        // delete per note of a first index would cost each commit a look-up
+        // of every one of them.
+        if self.delete_first || self.manifest.notes.contains_key(rel_path) {
             batch.push(UserOperation::Delete(Term::from_field_text(
                 self.setup.fields.path,
                 rel_path,
@@ -613,6 +621,7 @@ impl WriterOwner {
         status.last_commit =
             Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         status.commit_error = None;
+        self.delete_first = false;
     }
 }
 
