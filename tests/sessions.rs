@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use reqwest::{header, Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error_shape, TestBrain, TestServer};
+use crate::helpers::{assert_error_shape, ServerOptions, TestBrain, TestServer};
 
 async fn post_events(server: &TestServer, session: &str, body: &Value) -> Value {
     let (status, response) = server
@@ -588,6 +588,33 @@ async fn research_and_answers_with_a_session_become_part_of_it() {
         .any(|q| q == open));
     assert_eq!(wc["confirmed"][0]["answer"], answer);
     assert!(body["block"].as_str().expect("block").contains("#0F766E"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_pack_shows_the_configured_marker() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(
+        &brain,
+        ServerOptions {
+            knowledge: noggin::knowledge::Settings {
+                marker: "(자가 조사) ".into(),
+                ..noggin::knowledge::Settings::default()
+            },
+            ..ServerOptions::default()
+        },
+    )
+    .await;
+    let (status, body) = server
+        .post_json(
+            "/v1/context",
+            &json!({"prompt": "Ship the refund button", "questions": ["When do we deploy?"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let pack = body["pack"].as_str().expect("a pack");
+    assert!(pack.contains("  (자가 조사) "), "{pack}");
+    assert!(!pack.contains("(self-research) "), "{pack}");
     server.stop().await;
 }
 

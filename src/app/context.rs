@@ -212,6 +212,7 @@ impl Noggin {
             project_context: project_context.as_deref(),
             research: research.as_ref(),
             context: session.as_ref().map(|s| &s.context),
+            marker: Some(&self.knowledge_settings().marker),
         };
         let pack = assemble(&inputs, budget);
         Ok(PackResponse {

@@ -115,6 +115,8 @@ pub struct PackInputs<'a> {
     pub project_context: Option<&'a str>,
     pub research: Option<&'a ResearchResponse>,
     pub context: Option<&'a WorkingContext>,
+    /// Shown before each self-researched answer; `None`: [`MARKER`].
+    pub marker: Option<&'a str>,
 }
 
 fn chars(s: &str) -> usize {
@@ -136,6 +138,7 @@ pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
 
     // Priority order: facts, the working context, the project context.
     let mut sections = Vec::new();
+    let marker = inputs.marker.unwrap_or(MARKER);
     let facts: Vec<String> = inputs
         .research
         .map(|r| {
@@ -147,7 +150,7 @@ pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
                     item(
                         "- ",
                         &format!(
-                            "{}\n{MARKER}{} (source: {})",
+                            "{}\n{marker}{} (source: {})",
                             a.question,
                             a.answer,
                             sources.join(", ")
