@@ -248,7 +248,8 @@ impl Knowledge {
                 Some(SkipReason::Empty)
             } else if self.is_self_research(given) {
                 Some(SkipReason::SelfResearch)
-            } else if answer.chars().count() < settings.min_answer_chars {
+            } else if answer.trim_start().chars().count() < settings.min_answer_chars {
+                // Counted without the indentation that clean_block keeps.
                 Some(SkipReason::TooShort)
             } else {
                 None
@@ -409,6 +410,10 @@ mod tests {
                     by_source,
                     answer("Which day?", "(self-research) Monday, says the roadmap."),
                     answer("How long?", "Two weeks."),
+                    answer(
+                        "How long, indented?",
+                        &format!("{}Two weeks.", " ".repeat(30)),
+                    ),
                     answer("When is the release?", "On the first Monday of  December."),
                 ],
             )
@@ -428,6 +433,7 @@ mod tests {
                 SkipReason::Empty,
                 SkipReason::SelfResearch,
                 SkipReason::SelfResearch,
+                SkipReason::TooShort,
                 SkipReason::TooShort,
                 SkipReason::Duplicate,
             ]
