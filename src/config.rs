@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::brain::watch::WatchMode;
 use crate::index::IndexOptions;
@@ -25,6 +25,29 @@ use crate::server::serve::ConnectionLimits;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the command line, exiting with clap's usage error when it is
+    /// wrong. Beyond what clap checks: `remember` pairs each -q with the -a
+    /// right after it.
+    pub fn from_command_line() -> Cli {
+        let mut command = Cli::command();
+        let matches = command.get_matches_mut();
+        let cli = Cli::from_arg_matches(&matches)
+            .unwrap_or_else(|error| error.format(&mut command).exit());
+        if let Some(("remember", remember)) = matches.subcommand() {
+            if let Err(message) = RememberArgs::check_order(remember) {
+                let remember = command
+                    .find_subcommand_mut("remember")
+                    .expect("remember is a subcommand");
+                remember
+                    .error(clap::error::ErrorKind::ArgumentConflict, message)
+                    .exit();
+            }
+        }
+        cli
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -778,6 +801,34 @@ impl RememberArgs {
         })
     }
 
+    /// Each -q must come right before its -a: with as many answers as
+    /// questions, an -a before its -q or two -q in a row would pair answers
+    /// with the wrong questions. (Unequal counts are [`RememberArgs::pairs`]'
+    /// to report.)
+    fn check_order(matches: &ArgMatches) -> Result<(), String> {
+        let at = |id: &str| -> Vec<usize> {
+            matches
+                .indices_of(id)
+                .map(|i| i.collect())
+                .unwrap_or_default()
+        };
+        let (questions, answers) = (at("questions"), at("answers"));
+        if questions.len() != answers.len() {
+            return Ok(());
+        }
+        for (i, (q, a)) in questions.iter().zip(&answers).enumerate() {
+            let next_question = questions.get(i + 1);
+            if a < q || next_question.is_some_and(|next| next < a) {
+                return Err(format!(
+                    "answer {} does not come right after its question: \
+                     give each -q QUESTION its -a ANSWER next",
+                    i + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The question/answer pairs, in order.
     pub fn pairs(&self) -> anyhow::Result<Vec<knowledge::Answer>> {
         if self.questions.len() != self.answers.len() {
@@ -803,6 +854,22 @@ impl RememberArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remember_pairs_each_question_with_the_answer_after_it() {
+        let order = |args: &[&str]| {
+            let mut argv = vec!["noggin", "remember", "--brain", "b", "--prompt", "p"];
+            argv.extend_from_slice(args);
+            let matches = Cli::command().try_get_matches_from(argv).unwrap();
+            RememberArgs::check_order(matches.subcommand_matches("remember").unwrap())
+        };
+        assert!(order(&["-q", "one?", "-a", "1", "-q", "two?", "-a", "2"]).is_ok());
+        assert!(order(&["-q", "one?", "-q", "two?", "-a", "1", "-a", "2"]).is_err());
+        assert!(order(&["-a", "1", "-q", "one?"]).is_err());
+        assert!(order(&["--question", "one?", "--answer=1"]).is_ok());
+        // Unequal counts are left to `pairs`, which says how many are missing.
+        assert!(order(&["-q", "one?", "-a", "1", "-q", "two?"]).is_ok());
+    }
 
     fn serve(args: &[&str]) -> anyhow::Result<ServerConfig> {
         let mut argv = vec!["noggin", "serve", "--brain", "b"];

@@ -3,10 +3,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = noggin::config::Cli::parse();
+    let cli = noggin::config::Cli::from_command_line();
     noggin::cli::init_logging();
     match noggin::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

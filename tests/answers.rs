@@ -605,6 +605,35 @@ async fn remember_writes_the_same_note_from_the_command_line() {
     ]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 questions but 1 answers"));
+
+    // Two questions, then their answers: refused rather than paired wrongly.
+    let out = noggin(&[
+        "remember",
+        "--brain",
+        dir,
+        "--today",
+        "2026-11-22",
+        "--prompt",
+        "Misordered answers",
+        "-q",
+        "Who builds the waitlist?",
+        "-q",
+        "When does it ship?",
+        "-a",
+        "The booking team builds it, starting in January.",
+        "-a",
+        "It ships with the February release.",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("does not come right after its question"),
+        "{stderr}"
+    );
+    assert!(!brain
+        .path()
+        .join("Alignment Knowledge/2026-11-22 Misordered answers.md")
+        .exists());
 }
 
 #[tokio::test]
