@@ -413,9 +413,22 @@ async fn every_response_carries_the_security_headers() {
         ("/v1/card", StatusCode::OK, "application/json"),
         ("/no/such/route", StatusCode::NOT_FOUND, "application/json"),
     ];
-    for (path, status, content_type) in cases {
-        let response = fetch(&server, path, &[]).await;
-        assert_eq!(response.status(), status, "{path}");
+    // And the refusals of the door in front of every route.
+    let refused: [(&str, &[(&str, &str)]); 2] = [
+        ("/v1/status", &[("origin", "http://evil.example")]),
+        ("/", &[("origin", "http://evil.example")]),
+    ];
+    let cases = cases
+        .into_iter()
+        .map(|(path, status, content_type)| (path, &[][..], status, content_type))
+        .chain(
+            refused
+                .into_iter()
+                .map(|(path, headers)| (path, headers, StatusCode::FORBIDDEN, "application/json")),
+        );
+    for (path, request_headers, status, content_type) in cases {
+        let response = fetch(&server, path, request_headers).await;
+        assert_eq!(response.status(), status, "{path} {request_headers:?}");
         let headers = response.headers();
         assert_eq!(headers[header::CONTENT_TYPE], content_type, "{path}");
         let csp = headers[header::CONTENT_SECURITY_POLICY]

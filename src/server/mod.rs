@@ -113,13 +113,14 @@ pub fn app(state: AppState) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(middleware::from_fn(web::security_headers))
         // Outside every route and fallback, so routes added above (e.g.
         // `/mcp`) are behind it too.
         .layer(middleware::from_fn_with_state(
             state.clone(),
             guard::check_door,
         ))
+        // Outside the door, so its refusals (403, 413) carry them too.
+        .layer(middleware::from_fn(web::security_headers))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
