@@ -27,6 +27,21 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--addr`: an IP address and port (`127.0.0.1:7431`, `[::1]:7431`), or
+/// `localhost:PORT` for 127.0.0.1; other host names are not looked up.
+fn parse_listen_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => port
+            .parse::<u16>()
+            .map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
+            .map_err(|_| format!("{port:?} is not a port number")),
+        _ => Err("expected IP:PORT (127.0.0.1:7431, [::1]:7431) or localhost:PORT".to_string()),
+    }
+}
+
 impl Cli {
     /// Parses the command line, exiting with clap's usage error when it is
     /// wrong. Beyond what clap checks: `remember` pairs each -q with the -a
@@ -131,7 +146,8 @@ pub struct ServeArgs {
         long,
         env = "NOGGIN_ADDR",
         default_value = "127.0.0.1:7431",
-        value_name = "HOST:PORT"
+        value_name = "HOST:PORT",
+        value_parser = parse_listen_addr
     )]
     pub addr: SocketAddr,
 
@@ -854,6 +870,18 @@ impl RememberArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listen_addresses_are_ip_addresses_or_localhost() {
+        let ok = |text: &str| parse_listen_addr(text).unwrap().to_string();
+        assert_eq!(ok("127.0.0.1:7431"), "127.0.0.1:7431");
+        assert_eq!(ok("[::1]:0"), "[::1]:0");
+        assert_eq!(ok("localhost:7437"), "127.0.0.1:7437");
+        assert_eq!(ok("LOCALHOST:1"), "127.0.0.1:1");
+        for bad in ["localhost", "localhost:x", "example.com:80", ":80", ""] {
+            assert!(parse_listen_addr(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn remember_pairs_each_question_with_the_answer_after_it() {
