@@ -452,6 +452,9 @@ async fn bad_requests_get_a_clear_4xx() {
         let (status, body) = server.get(path).await;
         assert_eq!(status, expected, "GET {path}: {body}");
         assert_error_shape(&body, path);
+        if path.contains("limit=") {
+            assert_eq!(body["error"]["code"], "invalid-limit", "GET {path}: {body}");
+        }
     }
     let long = "a ".repeat(1000);
     let (status, body) = server

@@ -98,7 +98,7 @@ pub struct SearchRequest {
     #[serde(default)]
     pub q: String,
     /// Notes to return, 1 to 100 (default 10).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "any_limit")]
     pub limit: Option<usize>,
     /// Only notes under this folder of the brain.
     #[serde(default)]
@@ -106,6 +106,26 @@ pub struct SearchRequest {
     /// Only notes with this tag.
     #[serde(default)]
     pub tag: Option<String>,
+}
+
+/// A `limit` that is not a whole number ("abc", "-1", 2.5) reads as 0, so
+/// that it is refused as `invalid-limit` like any other limit out of range
+/// rather than as a query that cannot be read.
+fn any_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Number(usize),
+        Text(String),
+        Null(()),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Given::deserialize(d)? {
+        Given::Number(n) => Some(n),
+        Given::Text(text) => Some(text.trim().parse().unwrap_or(0)),
+        Given::Null(()) => None,
+        Given::Other(_) => Some(0),
+    })
 }
 
 /// The notes found, best first: one hit per note.
