@@ -8,6 +8,17 @@ fn main() -> ExitCode {
     noggin::cli::init_logging();
     match noggin::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`noggin search … | head -1`): as other
+        // command-line tools, stop without a word.
+        Err(error)
+            if error.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("noggin: {error:#}");
             ExitCode::FAILURE
