@@ -452,6 +452,29 @@ async fn the_timeline_page_in_a_browser() {
     let (status, claude) =
         analyze(&server, "", fixture_bytes("claude-code-compaction.jsonl")).await;
     assert_eq!(status, StatusCode::OK, "{claude}");
+    // The transcript's terminal escapes (ESC, BEL) do not reach the page.
+    assert!(String::from_utf8_lossy(&fixture_bytes("hostile.jsonl")).contains("\\u001b"));
+    let page = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .get(format!(
+            "{}{}",
+            server.base_url,
+            hostile["link"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .expect("the hostile page")
+        .text()
+        .await
+        .expect("its text");
+    assert!(
+        !page
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{page}"
+    );
 
     let browser = Browser::start().await;
     let client = browser.client();

@@ -197,7 +197,9 @@ pub fn html_page(analysis: &Analysis, style: StyleLink) -> String {
     out.push_str(
         "</main>\n<footer>Made by noggin from the agent's transcript. Times are UTC.</footer>\n</body>\n</html>\n",
     );
-    out
+    // Terminal escapes of the transcript mean nothing on a page, and a
+    // saved page printed with `cat` must not drive the terminal.
+    printable(&out)
 }
 
 /// Calls per row of the timeline: the picture is scaled to the width of
