@@ -104,6 +104,18 @@ fn assert_found_everything(found: &Value) {
         found["empty_trajectory_error"],
         "empty-trajectory: the trajectory is empty"
     );
+    // A trajectory over the server's body limit is analysed (48 calls a
+    // copy); one over the trajectory limit is a tool error.
+    assert!(
+        found["large_trajectory_calls"].as_u64().unwrap_or(0) > 48 * 10,
+        "{found}"
+    );
+    assert!(
+        found["huge_trajectory_error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("body-too-large")),
+        "{found}"
+    );
     assert!(found["pack_chars"].as_u64().unwrap_or(0) > 0, "{found}");
     assert!(found["resources"].as_u64().unwrap_or(0) >= 40, "{found}");
 }

@@ -329,6 +329,12 @@ pub async fn serve_stdio(app: Noggin) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Largest body `/mcp` takes: a JSON-RPC call may carry a whole trajectory
+/// ([`crate::trajectory::MAX_TRAJECTORY_BYTES`]) as a JSON string, whose
+/// escaping can make it longer; the tool itself refuses a transcript over
+/// the limit with a tool error.
+pub const MAX_HTTP_BODY_BYTES: usize = 2 * crate::trajectory::MAX_TRAJECTORY_BYTES;
+
 /// The streamable-HTTP MCP endpoint for `/mcp`. `allowed_hosts` are the
 /// `Host` values it answers (rmcp's own DNS-rebinding check, beside the
 /// server's); sessions live in memory.
@@ -336,7 +342,9 @@ pub fn http_service(
     app: Noggin,
     allowed_hosts: Vec<String>,
 ) -> StreamableHttpService<NogginMcp, LocalSessionManager> {
-    let config = StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(allowed_hosts)
+        .with_max_request_body_bytes(MAX_HTTP_BODY_BYTES);
     StreamableHttpService::new(
         move || Ok(NogginMcp::new(app.clone())),
         Arc::new(LocalSessionManager::default()),

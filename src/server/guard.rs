@@ -172,10 +172,13 @@ pub async fn check_door(
 }
 
 /// The body limit of a route: the server's, except where the body is a
-/// file (a trajectory may be up to 10 MiB, whatever --max-body-bytes says).
-fn body_limit(path: &str, server_limit: usize) -> usize {
+/// file (a trajectory may be up to 10 MiB, whatever --max-body-bytes says),
+/// or may carry one (an MCP call of `analyze_trajectory`).
+pub(super) fn body_limit(path: &str, server_limit: usize) -> usize {
     if path == "/v1/trajectories/analyze" {
         crate::trajectory::MAX_TRAJECTORY_BYTES
+    } else if path == "/mcp" || path.starts_with("/mcp/") {
+        crate::mcp::MAX_HTTP_BODY_BYTES
     } else {
         server_limit
     }

@@ -129,6 +129,15 @@ async def exercise(session):
     empty = await session.call_tool("analyze_trajectory", {"transcript": ""})
     check(empty.is_error, "an empty transcript is a tool error")
     found["empty_trajectory_error"] = empty.content[0].text
+    # Over the server's 1 MiB body limit, under the 10 MiB of a trajectory.
+    large = transcript * (2 * 1024 * 1024 // len(transcript) + 1)
+    analysed = await session.call_tool("analyze_trajectory", {"transcript": large})
+    check(not analysed.is_error, f"a large trajectory: {analysed.content}")
+    found["large_trajectory_calls"] = analysed.structured_content["calls"]
+    huge = transcript * (11 * 1024 * 1024 // len(transcript) + 1)
+    refused = await session.call_tool("analyze_trajectory", {"transcript": huge})
+    check(refused.is_error, "a trajectory over 10 MiB is a tool error")
+    found["huge_trajectory_error"] = refused.content[0].text
 
     resources = (await session.list_resources()).resources
     uris = [str(r.uri) for r in resources]
