@@ -601,6 +601,16 @@ fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
+            Err(crate::index::Error::Locked(path)) => {
+                let who = crate::index::holder(&path)
+                    .map_or("another noggin process".to_string(), |held| {
+                        format!("`noggin {}` (pid {})", held.command, held.pid)
+                    });
+                anyhow::bail!(
+                    "{who} holds the index in {path:?}: one noggin process serves a brain \
+                     (an MCP client can use /mcp of a running `noggin serve`)"
+                );
+            }
             result => return Ok(result?),
         }
     }

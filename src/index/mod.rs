@@ -46,7 +46,7 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("another noggin process is writing the index in {0:?}")]
+    #[error("another noggin process holds the index in {0:?}")]
     Locked(PathBuf),
     #[error("the index could not be updated: {0}")]
     CommitFailed(String),
