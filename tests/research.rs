@@ -271,6 +271,7 @@ async fn bad_research_requests_are_refused() {
             "prompt-too-long",
         ),
         (json!({"questions": "not a list"}), "invalid-json"),
+        (json!([["ok?"]]), "invalid-json"),
         (
             json!({"questions": ["ok?"], "session": ""}),
             "invalid-session",

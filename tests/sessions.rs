@@ -678,6 +678,12 @@ async fn the_pack_holds_facts_context_and_the_whole_query() {
         (json!({"questions": [""]}), "empty-question"),
         (json!({"session": "a\u{0}b"}), "invalid-session"),
         (json!({"surprise": 1}), "invalid-json"),
+        // A list is not read into the request by position.
+        (json!([]), "invalid-json"),
+        (
+            json!([null, "Ship the refund button", [], 50]),
+            "invalid-json",
+        ),
     ] {
         let (status, body) = server.post_json("/v1/context", &request).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{request}: {body}");

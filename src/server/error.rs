@@ -113,8 +113,9 @@ impl From<crate::context::Error> for ApiError {
     }
 }
 
-/// `Json` whose rejections (bad JSON, wrong type, too large) use the API's
-/// error shape.
+/// A JSON object as the body, read into `T`; rejections (bad JSON, wrong
+/// type, too large) use the API's error shape. Anything but an object is
+/// refused: serde would also read a struct from a list, by position.
 pub struct AppJson<T>(pub T);
 
 impl<S, T> FromRequest<S> for AppJson<T>
@@ -125,8 +126,35 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(value)) => Ok(AppJson(value)),
+        let AnyJson(value) = AnyJson::from_request(req, state).await?;
+        if !value.is_object() {
+            return Err(ApiError::bad_request(
+                "invalid-json",
+                "the body must be a JSON object",
+            ));
+        }
+        T::deserialize(value).map(AppJson).map_err(|error| {
+            ApiError::bad_request(
+                "invalid-json",
+                format!("Failed to deserialize the JSON body into the target type: {error}"),
+            )
+        })
+    }
+}
+
+/// Any JSON value as the body (session events come as a list or an
+/// object), with the API's rejections.
+pub struct AnyJson(pub serde_json::Value);
+
+impl<S> FromRequest<S> for AnyJson
+where
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<serde_json::Value>::from_request(req, state).await {
+            Ok(Json(value)) => Ok(AnyJson(value)),
             Err(rejection) => Err(json_rejection(rejection)),
         }
     }

@@ -13,9 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::error::{ApiError, AppJson, AppQuery};
+use super::error::{AnyJson, ApiError, AppQuery};
 use super::AppState;
 use crate::app::{check_session_id, invalid_budget, SessionList};
 use crate::context::sessions::Appended;
@@ -31,7 +30,7 @@ pub fn router() -> Router<AppState> {
 async fn events(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    AppJson(body): AppJson<Value>,
+    AnyJson(body): AnyJson,
 ) -> Result<Json<Appended>, ApiError> {
     Ok(Json(state.app.session_events(id, body).await?))
 }
