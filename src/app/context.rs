@@ -39,8 +39,9 @@ pub struct SessionEventsRequest {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 pub struct WorkingContextRequest {
     pub session: String,
-    /// Characters the block may take (default 2,000, at most 100,000).
+    /// Characters the block may take (default 2,000, at most 1,000,000).
     #[serde(default)]
+    #[schemars(range(max = MAX_BUDGET_CHARS))]
     pub budget: Option<usize>,
 }
 

@@ -24,31 +24,38 @@ const FAILURE_FINDINGS: usize = 10;
 #[serde(default, deny_unknown_fields)]
 pub struct Thresholds {
     /// Report a run whose read calls are more than this share of its calls (0–1).
+    #[schemars(range(min = 0, max = 1))]
     #[arg(long, default_value_t = 0.4, value_name = "SHARE")]
     pub read_share: f64,
 
     /// ...in a run of more than this many calls.
+    #[schemars(range(min = 0, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 10, value_name = "CALLS")]
     pub read_share_min_calls: usize,
 
     /// Report this many searches (read, glob, grep) or more right after an error.
+    #[schemars(range(min = 1, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 3, value_name = "CALLS")]
     pub searches_after_error: usize,
 
     /// Report more than this many grep calls.
+    #[schemars(range(min = 0, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 5, value_name = "CALLS")]
     pub max_greps: usize,
 
     /// Report a file read this many times (or more) with no write to it in between.
+    #[schemars(range(min = 2, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 2, value_name = "READS")]
     pub same_file_reads: usize,
 
     /// Report a failing command (or error text) seen this many times or more.
+    #[schemars(range(min = 2, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 2, value_name = "TIMES")]
     pub repeated_failures: usize,
 
     /// Reads within this many calls after a compaction of files read before it
     /// are re-reads after the compaction.
+    #[schemars(range(min = 1, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 10, value_name = "CALLS")]
     pub after_compaction_calls: usize,
 }
