@@ -527,11 +527,18 @@ async fn bad_requests_get_a_4xx_and_change_nothing() {
             "invalid-budget",
         ),
         ("/v1/sessions/bad%0Aid/context", "invalid-session"),
+        // Not UTF-8 once decoded: refused in the API's error shape too.
+        ("/v1/sessions/%FF/context", "invalid-session"),
     ] {
         let (status, body) = server.get(path).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
         assert_eq!(body["error"]["code"], code, "{path}");
     }
+    let (status, body) = server
+        .request(Method::DELETE, "/v1/sessions/%FF", None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["code"], "invalid-session", "{body}");
     let (status, _) = server
         .post_json(
             "/v1/sessions/bad%0Aid/events",

@@ -186,6 +186,9 @@ async fn real_transcripts_of_both_agents_are_analysed_over_http() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = server.get("/trajectories/..%2F..%2Fetc%2Fpasswd").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // Not UTF-8 once decoded: the same page, not axum's plain-text 400.
+    let (status, _) = server.get("/trajectories/%FF").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, css) = server.get("/trajectory.css").await;
     assert_eq!(status, StatusCode::OK);
     assert!(css

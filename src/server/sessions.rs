@@ -27,9 +27,30 @@ pub fn router() -> Router<AppState> {
         .route("/v1/sessions/{id}/context", get(context))
 }
 
+/// The `{id}` of a session route. One that is not UTF-8 once decoded is
+/// refused in the API's error shape (axum answers plain text).
+struct SessionId(String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for SessionId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(SessionId(id)),
+            Err(rejection) => Err(ApiError::bad_request(
+                "invalid-session",
+                rejection.body_text(),
+            )),
+        }
+    }
+}
+
 async fn events(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
     AnyJson(body): AnyJson,
 ) -> Result<Json<Appended>, ApiError> {
     Ok(Json(state.app.session_events(id, body).await?))
@@ -63,7 +84,7 @@ fn matches_etag(headers: &HeaderMap, etag: &str) -> bool {
 
 async fn context(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
     AppQuery(params): AppQuery<ContextParams>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -85,7 +106,7 @@ async fn list(State(state): State<AppState>) -> Result<Json<SessionList>, ApiErr
 
 async fn remove(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    SessionId(id): SessionId,
 ) -> Result<StatusCode, ApiError> {
     state.app.delete_session(id).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -66,7 +66,12 @@ async fn analyze(
     Ok(Json(response))
 }
 
-async fn page(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn page(
+    State(state): State<AppState>,
+    id: Result<Path<String>, axum::extract::rejection::PathRejection>,
+) -> Response {
+    // An id that is not UTF-8 once decoded is no analysis either.
+    let id = id.map(|Path(id)| id).unwrap_or_default();
     let found = is_id(&id).then(|| state.trajectories.get(&id)).flatten();
     let headers = [
         (header::CONTENT_TYPE, "text/html; charset=utf-8"),
