@@ -78,6 +78,13 @@ fn assert_found_everything(found: &Value) {
         found["empty_query_error"],
         "empty-query: q must not be empty"
     );
+    // Arguments that do not fit the input schema: the API's code too.
+    assert!(
+        found["wrong_type_error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("invalid-json: failed to deserialize parameters")),
+        "{found}"
+    );
     assert_eq!(
         found["too_many_error"],
         "too-many-questions: at most 20 questions per request (got 21)"

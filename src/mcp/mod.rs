@@ -231,8 +231,41 @@ impl NogginMcp {
     }
 }
 
+/// Arguments that do not fit a tool's input (`{"q": 123}`) are refused by
+/// rmcp before noggin's code runs, as a tool error with this prefix.
+const ARGUMENTS_ERROR_PREFIX: &str = "failed to deserialize parameters:";
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for NogginMcp {
+    /// Runs the tool; a tool error of rmcp's for arguments that do not fit
+    /// gets the code the HTTP API gives the same input (`invalid-json`).
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let mut response = self.tool_router.call(call).await?;
+        if let rmcp::model::CallToolResponse::Complete(result) = &mut response {
+            let refused = result.is_error == Some(true)
+                && result.content.len() == 1
+                && result.content[0]
+                    .as_text()
+                    .is_some_and(|t| t.text.starts_with(ARGUMENTS_ERROR_PREFIX));
+            if refused {
+                let text = result.content[0]
+                    .as_text()
+                    .map(|t| t.text.clone())
+                    .unwrap_or_default();
+                *result =
+                    rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(
+                        format!("invalid-json: {text}"),
+                    )]);
+            }
+        }
+        Ok(response)
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()

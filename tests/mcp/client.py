@@ -107,6 +107,9 @@ async def exercise(session):
     check(empty.is_error, "an empty query is a tool error")
     found["empty_query_error"] = empty.content[0].text
     check("empty-query" in found["empty_query_error"], found["empty_query_error"])
+    wrong_type = await session.call_tool("search", {"q": 123})
+    check(wrong_type.is_error, "a number for q is a tool error")
+    found["wrong_type_error"] = wrong_type.content[0].text
 
     too_many = await session.call_tool("research", {"questions": ["why?"] * 21})
     check(too_many.is_error, "21 questions are a tool error")
