@@ -126,19 +126,31 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let AnyJson(value) = AnyJson::from_request(req, state).await?;
-        if !value.is_object() {
-            return Err(ApiError::bad_request(
-                "invalid-json",
-                "the body must be a JSON object",
-            ));
+        match Json::<ObjectOnly<T>>::from_request(req, state).await {
+            Ok(Json(ObjectOnly(value))) => Ok(AppJson(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
         }
-        T::deserialize(value).map(AppJson).map_err(|error| {
-            ApiError::bad_request(
-                "invalid-json",
-                format!("Failed to deserialize the JSON body into the target type: {error}"),
-            )
-        })
+    }
+}
+
+/// `T` read from a JSON object only, in the same single pass over the body.
+struct ObjectOnly<T>(T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for Object<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Object(std::marker::PhantomData))
+            .map(ObjectOnly)
     }
 }
 
