@@ -567,14 +567,12 @@ impl Noggin {
 /// that are true: who holds the index and when the note will be indexed.
 fn not_indexed_here(data_dir: &Path) -> String {
     match crate::index::holder(data_dir) {
-        Some(held) if held.watching => format!(
-            "`noggin {}` (pid {}) holds the index; its watcher indexes the note within a second",
-            held.command, held.pid
-        ),
+        Some(held) if held.watching => {
+            format!("{held} holds the index; its watcher indexes the note within a second")
+        }
         Some(held) => format!(
-            "`noggin {}` (pid {}) is writing the index; the next `noggin index` or \
-             `noggin serve` indexes the note",
-            held.command, held.pid
+            "{held} is writing the index; the next `noggin index` or \
+             `noggin serve` indexes the note"
         ),
         None => "another noggin process was writing the index; the next `noggin index` or \
                  `noggin serve` indexes the note"
@@ -604,7 +602,7 @@ fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
             Err(crate::index::Error::Locked(path)) => {
                 let who = crate::index::holder(&path)
                     .map_or("another noggin process".to_string(), |held| {
-                        format!("`noggin {}` (pid {})", held.command, held.pid)
+                        held.to_string()
                     });
                 anyhow::bail!(
                     "{who} holds the index in {path:?}: one noggin process serves a brain \

@@ -89,6 +89,13 @@ pub struct Holder {
     pub command: String,
 }
 
+/// As the user would run it: `` `noggin serve` (pid 42) ``.
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`noggin {}` (pid {})", self.command, self.pid)
+    }
+}
+
 /// The process holding the index of `data_dir`, if the lock is held and
 /// says so.
 pub fn holder(data_dir: &Path) -> Option<Holder> {

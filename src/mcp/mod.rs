@@ -247,16 +247,14 @@ impl ServerHandler for NogginMcp {
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(call).await?;
         if let rmcp::model::CallToolResponse::Complete(result) = &mut response {
-            let refused = result.is_error == Some(true)
-                && result.content.len() == 1
-                && result.content[0]
+            let refused = match &result.content[..] {
+                [block] if result.is_error == Some(true) => block
                     .as_text()
-                    .is_some_and(|t| t.text.starts_with(ARGUMENTS_ERROR_PREFIX));
-            if refused {
-                let text = result.content[0]
-                    .as_text()
-                    .map(|t| t.text.clone())
-                    .unwrap_or_default();
+                    .filter(|t| t.text.starts_with(ARGUMENTS_ERROR_PREFIX))
+                    .map(|t| t.text.clone()),
+                _ => None,
+            };
+            if let Some(text) = refused {
                 *result =
                     rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(
                         format!("invalid-json: {text}"),

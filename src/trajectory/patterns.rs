@@ -34,7 +34,7 @@ pub struct Thresholds {
     pub read_share_min_calls: usize,
 
     /// Report this many searches (read, glob, grep) or more right after an error.
-    #[schemars(range(min = 1, max = MAX_THRESHOLD))]
+    #[schemars(range(min = LEAST_SEARCHES_AFTER_ERROR, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 3, value_name = "CALLS")]
     pub searches_after_error: usize,
 
@@ -44,18 +44,18 @@ pub struct Thresholds {
     pub max_greps: usize,
 
     /// Report a file read this many times (or more) with no write to it in between.
-    #[schemars(range(min = 2, max = MAX_THRESHOLD))]
+    #[schemars(range(min = LEAST_SAME_FILE_READS, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 2, value_name = "READS")]
     pub same_file_reads: usize,
 
     /// Report a failing command (or error text) seen this many times or more.
-    #[schemars(range(min = 2, max = MAX_THRESHOLD))]
+    #[schemars(range(min = LEAST_REPEATED_FAILURES, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 2, value_name = "TIMES")]
     pub repeated_failures: usize,
 
     /// Reads within this many calls after a compaction of files read before it
     /// are re-reads after the compaction.
-    #[schemars(range(min = 1, max = MAX_THRESHOLD))]
+    #[schemars(range(min = LEAST_AFTER_COMPACTION_CALLS, max = MAX_THRESHOLD))]
     #[arg(long, default_value_t = 10, value_name = "CALLS")]
     pub after_compaction_calls: usize,
 }
@@ -76,6 +76,12 @@ impl Default for Thresholds {
 
 /// The largest count a threshold may be.
 const MAX_THRESHOLD: usize = 1_000_000;
+/// The smallest counts that make sense (the rest may be 0): a search after
+/// an error, a second read, a second failure, one call after a compaction.
+const LEAST_SEARCHES_AFTER_ERROR: usize = 1;
+const LEAST_SAME_FILE_READS: usize = 2;
+const LEAST_REPEATED_FAILURES: usize = 2;
+const LEAST_AFTER_COMPACTION_CALLS: usize = 1;
 
 impl Thresholds {
     /// Checks the thresholds make sense; the message names the one that does not.
@@ -88,11 +94,27 @@ impl Thresholds {
         }
         let counts = [
             ("read_share_min_calls", self.read_share_min_calls, 0),
-            ("searches_after_error", self.searches_after_error, 1),
+            (
+                "searches_after_error",
+                self.searches_after_error,
+                LEAST_SEARCHES_AFTER_ERROR,
+            ),
             ("max_greps", self.max_greps, 0),
-            ("same_file_reads", self.same_file_reads, 2),
-            ("repeated_failures", self.repeated_failures, 2),
-            ("after_compaction_calls", self.after_compaction_calls, 1),
+            (
+                "same_file_reads",
+                self.same_file_reads,
+                LEAST_SAME_FILE_READS,
+            ),
+            (
+                "repeated_failures",
+                self.repeated_failures,
+                LEAST_REPEATED_FAILURES,
+            ),
+            (
+                "after_compaction_calls",
+                self.after_compaction_calls,
+                LEAST_AFTER_COMPACTION_CALLS,
+            ),
         ];
         for (name, value, least) in counts {
             if !(least..=MAX_THRESHOLD).contains(&value) {
