@@ -2,9 +2,10 @@
 //!
 //! The brain is the source of truth; everything noggin derives from it (the
 //! index) can be thrown away and rebuilt. This module finds notes
-//! ([`scan`]), turns them into sections ([`parse`]) and follows changes on
-//! disk ([`watch`]).
+//! ([`scan`]), turns them into sections ([`parse`]; of HTML only its text,
+//! [`html`]) and follows changes on disk ([`watch`]).
 
+pub mod html;
 pub mod parse;
 pub mod scan;
 pub mod watch;

@@ -15,6 +15,8 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use regex::Regex;
 use serde_json::Value;
 
+use super::html::{HtmlText, Piece};
+
 /// Separator between the parts of a heading path.
 pub const HEADING_SEPARATOR: &str = " › ";
 
@@ -265,6 +267,8 @@ fn walk_body(body: &str) -> Walked {
     let mut block = String::new();
     let mut heading: Option<(u8, String)> = None;
     let mut code_depth = 0usize;
+    // The state of the HTML block being read (a tag may span its lines).
+    let mut html_block = HtmlText::default();
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
         let mut push = |text: &str| {
@@ -332,12 +336,31 @@ fn walk_body(body: &str) -> Walked {
                 | TagEnd::TableHead
                 | TagEnd::TableRow
                 | TagEnd::BlockQuote(_)
-                | TagEnd::HtmlBlock
                 | TagEnd::FootnoteDefinition,
             ) => flush_block(&mut block, &mut blocks),
+            Event::End(TagEnd::HtmlBlock) => {
+                html_block = HtmlText::default();
+                flush_block(&mut block, &mut blocks);
+            }
             Event::Start(Tag::Item) => flush_block(&mut block, &mut blocks),
             Event::End(TagEnd::TableCell) => block.push_str(" | "),
-            Event::Text(text) | Event::Code(text) | Event::Html(text) | Event::InlineHtml(text) => {
+            Event::Html(_) | Event::InlineHtml(_) => {
+                let pieces = match event {
+                    Event::Html(html) => html_block.feed(&html),
+                    Event::InlineHtml(html) => HtmlText::inline(&html),
+                    _ => unreachable!("matched above"),
+                };
+                for piece in pieces {
+                    match (piece, heading.as_mut()) {
+                        (Piece::Text(text), Some((_, h))) => h.push_str(&text),
+                        (Piece::Text(text), None) => block.push_str(&text),
+                        (_, Some((_, h))) => h.push(' '),
+                        (Piece::LineBreak, None) => block.push('\n'),
+                        (Piece::Break, None) => flush_block(&mut block, &mut blocks),
+                    }
+                }
+            }
+            Event::Text(text) | Event::Code(text) => {
                 let target = match heading.as_mut() {
                     Some((_, h)) => h,
                     None => &mut block,
@@ -620,9 +643,24 @@ mod tests {
     }
 
     #[test]
-    fn html_is_kept_as_text() {
-        let note = parse_note("n.md", "Beware <script>alert(1)</script> here.");
-        assert!(note.sections[0].text.contains("<script>alert(1)</script>"));
+    fn html_gives_its_text_not_its_markup() {
+        let note = parse_note(
+            "n.md",
+            "Beware <script>alert(1)</script> <b>here</b>, <kbd>Ctrl</kbd>+<kbd>P</kbd> <name>.",
+        );
+        assert_eq!(
+            note.sections[0].text,
+            "Beware <script>alert(1)</script> here, Ctrl+P <name>."
+        );
+        let note = parse_note("n.md", "<script>\nalert(1)\n</script>\n\nText.");
+        assert_eq!(note.sections[0].text, "Text.");
+        let src = "Intro.\n\n<dl>\n<dt class=\"option-term\"><code>--vcs</code> <em>vcs</em></dt>\n<dd class=\"option-desc\"><p>Defaults to <code>git</code>.\nSee <a href=\"x.html\">this</a>.</p>\n</dd>\n</dl>\n\nAfter.";
+        let note = parse_note("n.md", src);
+        let text = &note.sections[0].text;
+        assert_eq!(
+            text,
+            "Intro.\n--vcs vcs\nDefaults to git. See this.\nAfter."
+        );
     }
 
     #[test]
