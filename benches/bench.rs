@@ -87,7 +87,8 @@ const EVAL_QUESTIONS: [&str; 2] = ["eval/obsidian-help-en.jsonl", "eval/obsidian
 const HEADING_QUESTIONS: [(&str, &str); 2] = [("ja", "とは何ですか？"), ("zh", "是什么？")];
 /// Heading questions made per language folder.
 const HEADINGS_PER_LANGUAGE: usize = 40;
-/// Questions in each research request (the most a request may hold).
+/// Questions in each research request by default (the most a request may
+/// hold).
 const QUESTIONS_PER_REQUEST: usize = 20;
 /// Requests sent before measuring.
 const WARM_UP_REQUESTS: usize = 10;
@@ -98,7 +99,7 @@ const CLIENTS: usize = 16;
 /// Requests each of the concurrent clients sends.
 const REQUESTS_PER_CLIENT: usize = 25;
 
-const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR] | sessions [BRAIN_DIR] | trajectory [CALLS] | model [MODEL_DIR] | retrieval [BEIR_DIR]";
+const USAGE: &str = "usage: cargo bench --bench bench -- index [BRAIN_DIR] | research [VAULT_DIR [QUESTIONS_PER_REQUEST]] | sessions [BRAIN_DIR] | trajectory [CALLS] | model [MODEL_DIR] | retrieval [BEIR_DIR]";
 /// Passages `model` embeds from each of its two sources.
 const MODEL_PASSAGES: usize = 60;
 /// Characters of a note taken as one passage by `model`.
@@ -126,8 +127,14 @@ fn main() -> ExitCode {
         }
         [] | ["index"] => bench_index(&shared_eval(DEFAULT_BRAIN)),
         ["index", brain] => bench_index(Path::new(brain)),
-        ["research"] => bench_research(&shared_eval(DEFAULT_VAULT)),
-        ["research", vault] => bench_research(Path::new(vault)),
+        ["research"] => bench_research(&shared_eval(DEFAULT_VAULT), QUESTIONS_PER_REQUEST),
+        ["research", vault] => bench_research(Path::new(vault), QUESTIONS_PER_REQUEST),
+        ["research", vault, per_request] => match per_request.parse() {
+            Ok(n) if n > 0 => bench_research(Path::new(vault), n),
+            _ => Err(anyhow::anyhow!(
+                "questions per request: a number from 1, not {per_request:?}"
+            )),
+        },
         ["sessions"] => {
             sessions::bench_sessions(&Path::new(env!("CARGO_MANIFEST_DIR")).join("brain-sample"))
         }
@@ -407,7 +414,7 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn bench_research(source: &Path) -> anyhow::Result<()> {
+fn bench_research(source: &Path, per_request: usize) -> anyhow::Result<()> {
     let temp = tempfile::tempdir()?;
     let brain = temp.path().join("brain");
     copy_brain(source, &brain)?;
@@ -434,12 +441,16 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
                 .await?
                 .json()
                 .await?;
-            if status["indexing"] == false && status["last_reconcile"].is_object() {
+            // Research reads the model once it is loaded: wait for it too.
+            if status["indexing"] == false
+                && status["last_reconcile"].is_object()
+                && status["model"]["state"] != "loading"
+            {
                 break status;
             }
             anyhow::ensure!(
                 started.elapsed() < Duration::from_secs(120),
-                "the first reconcile never ended"
+                "the first reconcile (or loading the model) never ended"
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
@@ -452,20 +463,21 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64()
         );
         println!(
-            "questions: {} ({QUESTIONS_PER_REQUEST} per request, asked in turn)",
-            questions.len()
+            "questions: {} ({per_request} per request, asked in turn); semantic model: {}",
+            questions.len(),
+            status["model"]["state"]
         );
 
         let questions = std::sync::Arc::new(questions);
         let url = format!("{base_url}/v1/research");
         for i in 0..WARM_UP_REQUESTS {
-            research_once(&client, &url, &questions, i).await?;
+            research_once(&client, &url, &questions, per_request, i).await?;
         }
 
         let (started, cpu) = (Instant::now(), cpu_time());
         let mut run = Run::default();
         for i in 0..SEQUENTIAL_REQUESTS {
-            run.add(research_once(&client, &url, &questions, i).await?);
+            run.add(research_once(&client, &url, &questions, per_request, i).await?);
         }
         run.report(
             "1 client",
@@ -484,7 +496,7 @@ fn bench_research(source: &Path) -> anyhow::Result<()> {
                 for r in 0..REQUESTS_PER_CLIENT {
                     // Each client starts elsewhere in the questions.
                     let i = c * 7 + r;
-                    run.add(research_once(&client, &url, &questions, i).await?);
+                    run.add(research_once(&client, &url, &questions, per_request, i).await?);
                 }
                 anyhow::Ok(run)
             }));
@@ -746,15 +758,17 @@ impl Run {
     }
 }
 
-/// Sends the `i`-th request: the next 20 questions, wrapping around.
+/// Sends the `i`-th request: the next `per_request` questions, wrapping
+/// around.
 async fn research_once(
     client: &reqwest::Client,
     url: &str,
     questions: &[String],
+    per_request: usize,
     i: usize,
 ) -> anyhow::Result<Researched> {
-    let asked: Vec<&String> = (0..QUESTIONS_PER_REQUEST)
-        .map(|k| &questions[(i * QUESTIONS_PER_REQUEST + k) % questions.len()])
+    let asked: Vec<&String> = (0..per_request)
+        .map(|k| &questions[(i * per_request + k) % questions.len()])
         .collect();
     let body = serde_json::json!({ "prompt": "", "questions": asked });
     let started = Instant::now();

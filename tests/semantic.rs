@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use noggin::semantic::{dot, Embedder, MODEL_FILE};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::helpers::{wait_until, ServerOptions, TestBrain, TestServer};
 
@@ -215,6 +215,52 @@ async fn semantic_search_finds_a_note_by_meaning_and_keeps_its_vectors() {
     server.stop().await;
 }
 
+/// The notes research reads for `question`, best first.
+async fn research_evidence(server: &TestServer, question: &str) -> Vec<String> {
+    let (code, body) = server
+        .post_json("/v1/research", &json!({"questions": [question]}))
+        .await;
+    assert_eq!(code, reqwest::StatusCode::OK, "{body}");
+    let entry = body["answered"]
+        .as_array()
+        .into_iter()
+        .chain(body["unanswered"].as_array())
+        .flatten()
+        .next()
+        .cloned()
+        .unwrap_or_default();
+    entry["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["path"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A question that shares no informative word with the note that answers it.
+const PET_QUESTION: &str = "Do we have a kitten around?";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn research_reads_the_notes_nearest_in_meaning_too() {
+    let brain = pets_brain();
+    let server = TestServer::start_with(&brain, options_with_model(&model_dir())).await;
+    all_embedded(&server).await;
+    let evidence = research_evidence(&server, PET_QUESTION).await;
+    assert_eq!(
+        evidence.first().map(String::as_str),
+        Some("Office/Biscuit.md"),
+        "{evidence:?}"
+    );
+    // The words still find what they say.
+    let evidence = research_evidence(&server, "Which day do we deploy?").await;
+    assert_eq!(
+        evidence.first().map(String::as_str),
+        Some("Runbooks/Deploy.md"),
+        "{evidence:?}"
+    );
+    server.stop().await;
+}
+
 /// Search still works, lexically, and the status says why.
 async fn assert_lexical_fallback(server: &TestServer, state: &str, why: &str) {
     let status = model_state(server, state).await;
@@ -224,6 +270,7 @@ async fn assert_lexical_fallback(server: &TestServer, state: &str, why: &str) {
     let hits = server.search_paths("deploy Thursday").await;
     assert_eq!(hits.first().map(String::as_str), Some("Runbooks/Deploy.md"));
     assert!(server.search_paths(PET_QUERY).await.is_empty());
+    assert!(research_evidence(server, PET_QUESTION).await.is_empty());
     let (code, _) = server.get("/v1/search?q=kitten").await;
     assert_eq!(code, reqwest::StatusCode::OK);
 }

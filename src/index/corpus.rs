@@ -30,6 +30,16 @@ pub trait Corpus: Send + Sync {
         filter: &SearchFilter,
         limit: usize,
     ) -> Result<Vec<SectionHit>, Error>;
+    /// The best `limit` passages to answer `question` from: by BM25 over its
+    /// analyzed `terms`, fused with the passages nearest to it in meaning
+    /// when the semantic model is loaded. A passage's `score` is its BM25
+    /// score (0 for one found by meaning alone).
+    fn evidence_sections(
+        &self,
+        question: &str,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<SectionHit>, Error>;
     /// Up to `limit` sections of notes of a kind (e.g. `project-context`).
     fn sections_of_kind(&self, kind: &'static str, limit: usize) -> Result<Vec<SectionHit>, Error>;
 }
@@ -54,6 +64,14 @@ impl Corpus for Index {
         limit: usize,
     ) -> Result<Vec<SectionHit>, Error> {
         Index::search_sections(self, terms, filter, limit)
+    }
+    fn evidence_sections(
+        &self,
+        question: &str,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<SectionHit>, Error> {
+        Index::evidence_sections(self, question, terms, limit)
     }
     fn sections_of_kind(&self, kind: &'static str, limit: usize) -> Result<Vec<SectionHit>, Error> {
         Index::sections_of_kind(self, kind, limit)

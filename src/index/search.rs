@@ -467,6 +467,36 @@ impl Index {
         Ok(SectionHit { passage, score })
     }
 
+    /// The passages to answer a question from: the best `limit` by BM25 over
+    /// its `terms`, fused by reciprocal rank with the passages nearest to the
+    /// `question` in meaning once the semantic model is loaded (the reranker
+    /// of [`Index::search`]). Scores stay BM25 (0: found by meaning alone),
+    /// which the decider reads as such.
+    pub fn evidence_sections(
+        &self,
+        question: &str,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<SectionHit>, Error> {
+        let filter = SearchFilter::default();
+        let lexical = self.search_sections(terms, &filter, limit)?;
+        let Some(reranker) = self.inner.reranker.get() else {
+            return Ok(lexical);
+        };
+        let bm25: HashMap<(String, u64), f32> = lexical
+            .iter()
+            .map(|h| ((h.path.clone(), h.ord), h.score))
+            .collect();
+        let mut fused = reranker.rerank(self, question, &filter, lexical, limit);
+        for hit in &mut fused {
+            hit.score = bm25
+                .get(&(hit.path.clone(), hit.ord))
+                .copied()
+                .unwrap_or(0.0);
+        }
+        Ok(fused)
+    }
+
     /// Ranked notes for a user's query: the best passage of each note.
     pub fn search(
         &self,

@@ -27,7 +27,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 use crate::cache::CappedMap;
 use crate::index::analyzer::{analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
-use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
+use crate::index::{Corpus, PassageKey, SectionHit};
 
 use super::context::cut_on_word;
 use super::model;
@@ -515,15 +515,11 @@ pub fn find_evidence(
         }
     }
     let mut findings: Vec<Candidate> = best_by_note.into_values().collect();
+    // On a tie, the passage retrieved first (by BM25, or nearest in meaning).
     findings.sort_by(|x, y| {
         y.features[PRIOR]
             .total_cmp(&x.features[PRIOR])
-            .then(
-                sections[y.section]
-                    .score
-                    .total_cmp(&sections[x.section].score),
-            )
-            .then(sections[x.section].path.cmp(&sections[y.section].path))
+            .then(x.section.cmp(&y.section))
     });
     // Each finding's lead over the next best note (the best one's) or its
     // distance below the best (the others'), which the calibration reads.
@@ -584,7 +580,7 @@ pub fn score_candidates(
     }
     let terms: Vec<String> = question.terms.iter().map(|(t, _)| t.clone()).collect();
     let mut sections =
-        match index.search_sections(&terms, &SearchFilter::default(), PASSAGES_PER_QUESTION) {
+        match index.evidence_sections(&question.question, &terms, PASSAGES_PER_QUESTION) {
             Ok(sections) => sections,
             Err(error) => {
                 tracing::warn!(%error, "evidence search failed; treating as none");
