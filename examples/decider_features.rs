@@ -47,7 +47,7 @@ fn main() -> anyhow::Result<()> {
         let item: serde_json::Value = serde_json::from_str(&line)?;
         let question = item["question"].as_str().unwrap_or_default().trim();
         let terms = weights.question_terms(question);
-        let scored = score_candidates(&index, &terms, &context.sections);
+        let scored = score_candidates(&index, &terms, &context.sections, false);
         for candidate in &scored.candidates {
             let section = &scored.sections[candidate.section];
             let finding = NoteFinding {

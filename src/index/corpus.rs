@@ -31,15 +31,19 @@ pub trait Corpus: Send + Sync {
         limit: usize,
     ) -> Result<Vec<SectionHit>, Error>;
     /// The best `limit` passages to answer `question` from: by BM25 over its
-    /// analyzed `terms`, fused with the passages nearest to it in meaning
-    /// when the semantic model is loaded. A passage's `score` is its BM25
-    /// score (0 for one found by meaning alone).
+    /// analyzed `terms`, fused with the passages nearest to it in meaning if
+    /// `by_meaning` and the semantic model is loaded. A passage's `score` is
+    /// its BM25 score (0 for one found by meaning alone).
     fn evidence_sections(
         &self,
         question: &str,
         terms: &[String],
         limit: usize,
+        by_meaning: bool,
     ) -> Result<Vec<SectionHit>, Error>;
+    /// Whether [`Corpus::evidence_sections`] can read by meaning (the
+    /// semantic model is loaded).
+    fn reads_meaning(&self) -> bool;
     /// Up to `limit` sections of notes of a kind (e.g. `project-context`).
     fn sections_of_kind(&self, kind: &'static str, limit: usize) -> Result<Vec<SectionHit>, Error>;
 }
@@ -70,8 +74,16 @@ impl Corpus for Index {
         question: &str,
         terms: &[String],
         limit: usize,
+        by_meaning: bool,
     ) -> Result<Vec<SectionHit>, Error> {
-        Index::evidence_sections(self, question, terms, limit)
+        if by_meaning {
+            Index::evidence_sections(self, question, terms, limit)
+        } else {
+            Index::search_sections(self, terms, &SearchFilter::default(), limit)
+        }
+    }
+    fn reads_meaning(&self) -> bool {
+        self.has_reranker()
     }
     fn sections_of_kind(&self, kind: &'static str, limit: usize) -> Result<Vec<SectionHit>, Error> {
         Index::sections_of_kind(self, kind, limit)

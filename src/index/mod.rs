@@ -255,6 +255,11 @@ impl Index {
             .sum()
     }
 
+    /// Whether a reranker is installed (the semantic model is loaded).
+    pub fn has_reranker(&self) -> bool {
+        self.inner.reranker.get().is_some()
+    }
+
     /// Installs the reranker of [`Index::search`]; only the first one counts.
     pub fn set_reranker(&self, reranker: Arc<dyn Reranker>) {
         let _ = self.inner.reranker.set(reranker);

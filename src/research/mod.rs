@@ -351,7 +351,13 @@ fn gather(
     let gathered = asked
         .into_par_iter()
         .map(|(asked, terms, stored)| {
-            let mut findings = find_evidence(index, &terms, &context.sections, settings.decider);
+            let mut findings = find_evidence(
+                index,
+                &terms,
+                &context.sections,
+                settings.decider,
+                settings.threshold,
+            );
             if let Some(stored) = &stored {
                 // The stored answer's note comes first.
                 findings.retain(|f| f.section.path != stored.section.path);
