@@ -31,17 +31,16 @@ pub trait Corpus: Send + Sync {
         limit: usize,
     ) -> Result<Vec<SectionHit>, Error>;
     /// The best `limit` passages to answer `question` from: by BM25 over its
-    /// analyzed `terms`, fused with the passages nearest to it in meaning if
-    /// `by_meaning` and the semantic model is loaded. A passage's `score` is
-    /// its BM25 score (0 for one found by meaning alone).
-    fn evidence_sections(
+    /// analyzed `terms`, fused with the passages nearest to it in meaning
+    /// when the semantic model is loaded. A passage's `score` is its BM25
+    /// score (0 for one found by meaning alone).
+    fn sections_by_meaning(
         &self,
         question: &str,
         terms: &[String],
         limit: usize,
-        by_meaning: bool,
     ) -> Result<Vec<SectionHit>, Error>;
-    /// Whether [`Corpus::evidence_sections`] can read by meaning (the
+    /// Whether [`Corpus::sections_by_meaning`] reads by meaning (the
     /// semantic model is loaded).
     fn reads_meaning(&self) -> bool;
     /// Up to `limit` sections of notes of a kind (e.g. `project-context`).
@@ -69,18 +68,13 @@ impl Corpus for Index {
     ) -> Result<Vec<SectionHit>, Error> {
         Index::search_sections(self, terms, filter, limit)
     }
-    fn evidence_sections(
+    fn sections_by_meaning(
         &self,
         question: &str,
         terms: &[String],
         limit: usize,
-        by_meaning: bool,
     ) -> Result<Vec<SectionHit>, Error> {
-        if by_meaning {
-            Index::evidence_sections(self, question, terms, limit)
-        } else {
-            Index::search_sections(self, terms, &SearchFilter::default(), limit)
-        }
+        Index::sections_by_meaning(self, question, terms, limit)
     }
     fn reads_meaning(&self) -> bool {
         self.has_reranker()

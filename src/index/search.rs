@@ -472,7 +472,7 @@ impl Index {
     /// `question` in meaning once the semantic model is loaded (the reranker
     /// of [`Index::search`]). Scores stay BM25 (0: found by meaning alone),
     /// which the decider reads as such.
-    pub fn evidence_sections(
+    pub fn sections_by_meaning(
         &self,
         question: &str,
         terms: &[String],

@@ -27,7 +27,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 use crate::cache::CappedMap;
 use crate::index::analyzer::{analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
-use crate::index::{Corpus, PassageKey, SectionHit};
+use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
 use super::model;
@@ -602,12 +602,12 @@ pub fn score_candidates(
         };
     }
     let terms: Vec<String> = question.terms.iter().map(|(t, _)| t.clone()).collect();
-    let mut sections = match index.evidence_sections(
-        &question.question,
-        &terms,
-        PASSAGES_PER_QUESTION,
-        by_meaning,
-    ) {
+    let found = if by_meaning {
+        index.sections_by_meaning(&question.question, &terms, PASSAGES_PER_QUESTION)
+    } else {
+        index.search_sections(&terms, &SearchFilter::default(), PASSAGES_PER_QUESTION)
+    };
+    let mut sections = match found {
         Ok(sections) => sections,
         Err(error) => {
             tracing::warn!(%error, "evidence search failed; treating as none");
