@@ -212,6 +212,25 @@ async fn known_answers_in_english_and_korean() {
             "What do breaking API changes bump?",
             Answer("Team/Releases.md", "major version"),
         ),
+        // Technical answers: a flag, an environment variable, a folder and
+        // a file, each beside a sentence that shares the question's words
+        // but not the thing asked for.
+        (
+            "Which flag skips the unit tests in the release build?",
+            Answer("Team/Build.md", "--no-tests"),
+        ),
+        (
+            "Which environment variable sets the build log level?",
+            Answer("Team/Build.md", "BUILD_LOG_LEVEL"),
+        ),
+        (
+            "Which folder do Android release builds go to?",
+            Answer("Team/Build.md", "dist/android/"),
+        ),
+        (
+            "Which file holds the Android signing key?",
+            Answer("Team/Build.md", "keystore.jks"),
+        ),
         // Korean.
         (
             "운영 배포는 무슨 요일에 하나요?",

@@ -47,6 +47,90 @@ static PLACE_EN: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
+/// The shape of a technical answer: "which *flag*", "which environment
+/// *variable*", "which *file*", "which *folder*" ask for something written
+/// in a way of its own (`--locked`, `OUT_DIR`, `config.json`,
+/// `registry/cache`), which a sentence either shows or does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A command-line flag (`-v`, `--offline`).
+    Flag,
+    /// A flag, or a named setting ("which option"): options are also the
+    /// choices of a settings screen.
+    Option,
+    /// An environment variable (`OUT_DIR`, `$HOME`).
+    EnvVar,
+    /// A file name or path (`config.json`, `target/debug/app`).
+    File,
+    /// A folder path (`registry/cache`, `~/.cargo/`).
+    Folder,
+}
+
+/// "which curl flag", "what environment variable", "is there a flag", "which
+/// file at the root": the technical noun within two words of the question
+/// word, and the word after it (a "file *format*" is not a file).
+static SHAPE_ASKED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?-u:\b)(?:what|which|is\s+there\s+an?|are\s+there\s+any)\s+(?:[\p{L}\p{N}._+-]+\s+){0,2}?(flags?|switch(?:es)?|options?|environment\s+variables?|env\s+vars?|variables?|files?|filenames?|folders?|subfolders?|director(?:y|ies)|subdirector(?:y|ies))(?-u:\b)(?:\s+([\p{L}]+))?",
+    )
+    .expect("static regex")
+});
+
+/// Words after "file" or "folder" that make it part of another noun.
+const NOT_SHAPE_HEADS: &[&str] = &[
+    "format",
+    "formats",
+    "type",
+    "types",
+    "size",
+    "sizes",
+    "extension",
+    "extensions",
+    "name",
+    "names",
+    "system",
+    "systems",
+    "manager",
+    "recovery",
+    "explorer",
+    "sharing",
+    "history",
+    "permission",
+    "permissions",
+    "structure",
+    "path",
+    "paths",
+    "tree",
+    "layout",
+    "content",
+    "contents",
+    "menu",
+    "view",
+    "picker",
+];
+
+/// The technical shape a question asks its answer in, if any.
+pub fn shape_asked(question: &str) -> Option<Shape> {
+    let caps = SHAPE_ASKED.captures(question)?;
+    let noun = caps.get(1)?.as_str().to_lowercase();
+    let next = caps.get(2).map(|m| m.as_str().to_lowercase());
+    if next.is_some_and(|w| NOT_SHAPE_HEADS.contains(&w.as_str())) {
+        return None;
+    }
+    let noun = noun.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(match noun.as_str() {
+        "flag" | "flags" | "switch" | "switches" => Shape::Flag,
+        "option" | "options" => Shape::Option,
+        "file" | "files" | "filename" | "filenames" => Shape::File,
+        "folder" | "folders" | "subfolder" | "subfolders" => Shape::Folder,
+        "directory" | "directories" | "subdirectory" | "subdirectories" => Shape::Folder,
+        // "environment variable", "env var"; a variable of any other kind
+        // (a letter in a formula, a template's) has no shape of its own.
+        n if n.starts_with("env") => Shape::EnvVar,
+        _ => return None,
+    })
+}
+
 /// Question words and endings of Korean, Japanese and Chinese with the kind
 /// of answer they ask for, longest first within a kind.
 const CJK_MARKERS: &[(&str, AnswerKind)] = &[
@@ -339,6 +423,29 @@ static SPECIFIC: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[\p{L}\p{N}]*\p{N}[\p{L}\p{N}]*|[\p{L}\p{N}]+(?:[+._/-][\p{L}\p{N}]+)+")
         .expect("static regex")
 });
+/// A command-line flag, at the start of a word: `-v`, `--no-verify`.
+static FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[\s(\[\x60'\x22,=/])(--?[A-Za-z][A-Za-z0-9_-]*)").expect("static regex")
+});
+/// An environment variable: `$HOME`, `${X}`, `OUT_DIR`, `PROFILE`.
+static ENV_VAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\$\{?[A-Za-z_][A-Za-z0-9_]*|(?-u:\b)[A-Z][A-Z0-9]*(?:_[A-Z0-9<>]+)+_?(?-u:\b)|(?-u:\b)[A-Z]{3,}[0-9]*(?-u:\b)")
+        .expect("static regex")
+});
+/// A file name with its extension, or a path: `config.json`,
+/// `target/cargo-timings/cargo-timing.html`.
+static FILE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[\p{L}\p{N}_~$/<>.-]*[\p{L}\p{N}_>-]\.[A-Za-z][A-Za-z0-9]{0,5}(?-u:\b)")
+        .expect("static regex")
+});
+/// A folder path: `registry/cache`, `target/debug/`, `~/.cargo`, `.git`.
+static FOLDER_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"[~$.\p{L}\p{N}_<>{}-]*[/\\][\p{L}\p{N}_.<>{}/\\-]*|(?:^|\s)\.[a-z][\w-]+")
+        .expect("static regex")
+});
+/// Abbreviations and slashes that look like a file name or a path.
+const NOT_PATHS: &[&str] = &["e.g", "i.e", "and/or", "w/", "/", "//", "n/a", "etc."];
+
 static CAPITALIZED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b\p{Lu}[\p{L}'’-]+").expect("static regex"));
 
@@ -356,6 +463,10 @@ pub struct Offers {
     digits: Vec<String>,
     number: Vec<String>,
     specific: Vec<String>,
+    flags: Vec<String>,
+    env_vars: Vec<String>,
+    files: Vec<String>,
+    folders: Vec<String>,
     /// Capitalized words that may be names (not a common word opening the
     /// sentence).
     names: Vec<String>,
@@ -369,6 +480,12 @@ impl Offers {
                 .collect()
         };
         let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
+        let path_like = |re: &Regex| -> Vec<String> {
+            re.find_iter(sentence)
+                .map(|m| m.as_str().trim().to_lowercase())
+                .filter(|m| !NOT_PATHS.contains(&m.as_str()))
+                .collect()
+        };
         Offers {
             cjk,
             year: found(&YEAR),
@@ -379,6 +496,14 @@ impl Offers {
             digits: found(&DIGITS),
             number: found(&NUMBER),
             specific: found(&SPECIFIC),
+            flags: FLAG
+                .captures_iter(sentence)
+                .filter_map(|c| c.get(1))
+                .map(|m| m.as_str().to_lowercase())
+                .collect(),
+            env_vars: found(&ENV_VAR),
+            files: path_like(&FILE_NAME),
+            folders: path_like(&FOLDER_PATH),
             names: CAPITALIZED
                 .find_iter(sentence)
                 .filter_map(|m| {
@@ -397,6 +522,15 @@ impl Offers {
     /// the question does not already contain.
     pub fn offer(&self, asked: &Asked) -> bool {
         let new = |found: &[String]| asked.lacks_any(found);
+        if let Some(shape) = asked.shape {
+            return match shape {
+                Shape::Flag => new(&self.flags),
+                Shape::Option => new(&self.flags) || new(&self.names),
+                Shape::EnvVar => new(&self.env_vars),
+                Shape::File => new(&self.files) || new(&self.folders),
+                Shape::Folder => new(&self.folders),
+            };
+        }
         match asked.kind {
             AnswerKind::Other => true,
             AnswerKind::Time => {
@@ -429,6 +563,9 @@ impl Offers {
 #[derive(Debug, Clone)]
 pub struct Asked {
     pub kind: AnswerKind,
+    /// The technical shape the answer is written in, for a question that
+    /// asks for one thing ([`AnswerKind::Choice`]).
+    pub shape: Option<Shape>,
     /// The question in lower case, to tell what an answer adds to it.
     pub lower: String,
     number: NumberAsked,
@@ -454,8 +591,15 @@ impl Asked {
         } else {
             NumberAsked::Count
         };
+        let mut kind = answer_kind(question);
+        let shape = shape_asked(question)
+            .filter(|_| matches!(kind, AnswerKind::Choice | AnswerKind::Other));
+        if shape.is_some() {
+            kind = AnswerKind::Choice;
+        }
         Asked {
-            kind: answer_kind(question),
+            kind,
+            shape,
             lower,
             number,
         }
@@ -539,6 +683,70 @@ mod tests {
         assert_eq!(informative_text("Which database?"), "Which database");
         assert_eq!(informative_text("How long is a hold?"), "is a hold");
         assert_eq!(informative_text("회의는 어디서 하나요?"), "회의");
+    }
+
+    #[test]
+    fn technical_questions_ask_for_a_shape() {
+        let cases = [
+            ("Which flag turns on verbose output?", Some(Shape::Flag)),
+            ("Is there a switch to skip the tests?", Some(Shape::Flag)),
+            ("Which rsync options keep permissions?", Some(Shape::Option)),
+            (
+                "What environment variable sets the log level?",
+                Some(Shape::EnvVar),
+            ),
+            ("Which file holds the API token?", Some(Shape::File)),
+            ("Which config file do we edit?", Some(Shape::File)),
+            ("Which directory do the logs go to?", Some(Shape::Folder)),
+            ("Which file format does the export use?", None),
+            ("What variable does the formula solve for?", None),
+            ("Which database do we use?", None),
+            ("How many files can one upload hold?", None),
+        ];
+        for (question, shape) in cases {
+            assert_eq!(shape_asked(question), shape, "{question}");
+        }
+        // A technical question asks for one thing; a count stays a count.
+        assert_eq!(
+            Asked::new("Is there a flag to skip it?").kind,
+            AnswerKind::Choice
+        );
+        assert_eq!(
+            Asked::new("How many files can one upload hold?").shape,
+            None
+        );
+    }
+
+    #[test]
+    fn sentences_offer_the_asked_shape() {
+        let shown =
+            |sentence: &str, question: &str| Offers::of(sentence).offer(&Asked::new(question));
+        let q = "Which flag turns on verbose output?";
+        assert!(shown("Pass -v (or --verbose) to see every step.", q));
+        assert!(!shown("Verbose output shows every step of the build.", q));
+        // A flag the question already names is not an answer.
+        assert!(!shown(
+            "The --verbose output is long.",
+            "Which flag works like --verbose?"
+        ));
+        assert!(!shown("A well-known tool with a built-in mode.", q));
+        let q = "Which rsync option keeps permissions?";
+        assert!(shown("Use --perms to keep them.", q));
+        assert!(shown("Turn on Keep permissions in the settings.", q));
+        let q = "What environment variable sets the log level?";
+        assert!(shown("Set RUST_LOG to debug for more.", q));
+        assert!(shown("The level is read from $LEVEL at start.", q));
+        assert!(!shown("The log level can be set at start.", q));
+        let q = "Which file holds the API token?";
+        assert!(shown("The token is saved in credentials.toml.", q));
+        assert!(shown("It lives in ~/.config/app/token.", q));
+        assert!(!shown("The token is saved on disk, e.g. in your home.", q));
+        let q = "Which directory do the logs go to?";
+        assert!(shown("Logs are written to /var/log/app/.", q));
+        assert!(!shown(
+            "Logs are written to a folder and/or the console.",
+            q
+        ));
     }
 
     #[test]
