@@ -231,6 +231,19 @@ async fn known_answers_in_english_and_korean() {
             "Which file holds the Android signing key?",
             Answer("Team/Build.md", "keystore.jks"),
         ),
+        // A definition is answered with its term: a definition list's
+        // `<dt>`, a heading that names a flag.
+        (
+            "Which flag makes the build fail rather than change the lock file?",
+            Answer("Team/Build.md", "--frozen: Refuses to change the lock file"),
+        ),
+        (
+            "Which flag builds from the local package cache without the network?",
+            Answer(
+                "Team/Build.md",
+                "--offline: Builds from the local package cache",
+            ),
+        ),
         // Korean.
         (
             "운영 배포는 무슨 요일에 하나요?",

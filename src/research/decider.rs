@@ -101,6 +101,9 @@ pub struct SectionTokens {
     around: Vec<WordId>,
     /// What each sentence could answer with.
     offers: Vec<Offers>,
+    /// What the passage's own heading (the last of its heading path) could
+    /// answer with.
+    heading_offers: Offers,
     /// Whether each sentence leans on the one before ("He made …").
     leans: Vec<bool>,
     /// Whether each sentence introduces a list ("There are three ways:").
@@ -185,6 +188,7 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let context_line = context_lines(&table_row, &title_like);
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
+        heading_offers: Offers::of(own_heading(&section.heading)),
         leans: sentences().map(leans_on_previous).collect(),
         opens_list: sentences()
             .map(|s| s.trim_end().ends_with([':', '：']))
@@ -241,6 +245,14 @@ fn title_lines(
             own_line && before_ok && ends_like_sentence(next) && word_count[i + 1] > word_count[i]
         })
         .collect()
+}
+
+/// The last heading of a heading path ("Options › --locked" → "--locked").
+fn own_heading(heading: &str) -> &str {
+    heading
+        .rsplit(crate::brain::parse::HEADING_SEPARATOR)
+        .next()
+        .unwrap_or_default()
 }
 
 /// True for the first row of a table that has rows below it.
@@ -437,6 +449,16 @@ mod at {
     pub const MARGIN_OTHER_NOTE: usize = 16;
 }
 
+/// Where the term of a definition stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Term {
+    /// A title line of the passage (a definition list's `<dt>`): its byte
+    /// range in the passage text.
+    Line(usize, usize),
+    /// The passage's own heading (`### --enable-source-maps`).
+    Heading,
+}
+
 /// A scored sentence of a passage.
 #[derive(Debug, Clone, Default)]
 pub struct ScoredSentence {
@@ -447,6 +469,10 @@ pub struct ScoredSentence {
     pub answer_span: (usize, usize),
     /// Byte range of a table row's header row, read with the row.
     pub header_span: Option<(usize, usize)>,
+    /// The term a definition describes, read before it ("--locked: Asserts
+    /// that …"), when the question asks for a technical shape that only the
+    /// term shows.
+    pub term: Option<Term>,
     /// The probability that the answer is right.
     pub confidence: f32,
     /// Weighted share of the question covered (before any penalty).
@@ -798,6 +824,16 @@ fn score_sentences(
         let mut prior = coverage;
         let kind_in_sentence = offered[i];
         let mut kind_nearby = offered[first..=last].iter().any(|&o| o);
+        // A definition whose term alone has the asked-for shape ("which
+        // flag …?" under `--locked`) is answered with its term.
+        let mut term = None;
+        if !kind_nearby && asked.shape.is_some() {
+            let line = context
+                .filter(|&c| !tokens.table_row[c] && offered[c])
+                .map(|c| Term::Line(spans[c].0, spans[c].1));
+            term = line.or_else(|| tokens.heading_offers.offer(asked).then_some(Term::Heading));
+            kind_nearby = term.is_some();
+        }
         if !kind_nearby {
             if last + 1 < spans.len() && offered[last + 1] && usable(last + 1) {
                 last += 1;
@@ -871,6 +907,7 @@ fn score_sentences(
                 span: (s, e),
                 answer_span: (spans[first].0, spans[last].1),
                 header_span,
+                term,
                 confidence: prior,
                 coverage,
                 logit: 0.0,
@@ -891,10 +928,15 @@ pub fn answer_text(finding: &NoteFinding) -> String {
             return row;
         }
     }
-    text[s..e]
+    let answer = text[s..e]
         .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
-        .trim()
-        .to_string()
+        .trim();
+    let term = match finding.sentence.term {
+        Some(Term::Line(ts, te)) => text[ts..te].trim(),
+        Some(Term::Heading) => own_heading(&finding.section.heading).trim(),
+        None => return answer.to_string(),
+    };
+    format!("{}: {answer}", term.trim_end_matches(':'))
 }
 
 /// A table row as "Header: cell; Header: cell", or `None` when the row and
