@@ -270,6 +270,14 @@ async fn known_answers_in_english_and_korean() {
             "점심은 몇 시에 제공되나요?",
             Answer("팀/사무실.md", "12시 30분"),
         ),
+        (
+            "로컬 빌드 로그는 어느 폴더에 쌓이나요?",
+            Answer("팀/빌드.md", "out/logs/"),
+        ),
+        (
+            "서명 키는 어떤 파일에 들어 있나요?",
+            Answer("팀/빌드.md", "release.keystore"),
+        ),
         // Questions the notes do not answer stay open.
         ("What is the office wifi password?", Open),
         ("Which cloud region hosts the customer data?", Open),

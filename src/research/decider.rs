@@ -841,7 +841,7 @@ fn score_sentences(
             } else if i > 0 && offered[i - 1] && usable(i - 1) {
                 first = first.min(i - 1);
                 kind_nearby = true;
-            } else if asked.kind == AnswerKind::Choice {
+            } else if asked.kind == AnswerKind::Choice || asked.shape.is_some() {
                 prior *= UNSPECIFIC_CHOICE_FACTOR;
             } else {
                 prior *= WRONG_KIND_FACTOR;

@@ -76,6 +76,16 @@ static SHAPE_ASKED: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
+/// The same in Korean: "어떤 *파일*을", "어느 *폴더*에", "*환경 변수*는 무엇":
+/// the noun after 어떤/어느/무슨 (one word may come between), or before
+/// the topic particle of a "what is" question; then the word after it.
+static SHAPE_ASKED_KO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?:(?:어떤|어느|무슨)\s+(?:\S+\s+)?(플래그|환경\s?변수|파일|폴더|디렉터리|디렉토리)|(플래그|환경\s?변수|파일|폴더|디렉터리|디렉토리)(?:은|는|이|가)\s+(?:무엇|뭐|어디))(?:을|를|이|가|에|에서|로|은|는|의)?(?:\s+(\S+))?",
+    )
+    .expect("static regex")
+});
+
 /// Words after "file" or "folder" that make it part of another noun.
 const NOT_SHAPE_HEADS: &[&str] = &[
     "format",
@@ -107,14 +117,31 @@ const NOT_SHAPE_HEADS: &[&str] = &[
     "menu",
     "view",
     "picker",
+    "형식",
+    "크기",
+    "이름",
+    "확장자",
+    "시스템",
+    "복원",
+    "탐색기",
+    "목록",
+    "내용",
+    "권한",
+    "경로",
 ];
 
 /// The technical shape a question asks its answer in, if any.
 pub fn shape_asked(question: &str) -> Option<Shape> {
-    let caps = SHAPE_ASKED.captures(question)?;
-    let noun = caps.get(1)?.as_str().to_lowercase();
-    let next = caps.get(2).map(|m| m.as_str().to_lowercase());
-    if next.is_some_and(|w| NOT_SHAPE_HEADS.contains(&w.as_str())) {
+    let (noun, next) = if let Some(caps) = SHAPE_ASKED.captures(question) {
+        (caps.get(1)?.as_str(), caps.get(2))
+    } else {
+        let caps = SHAPE_ASKED_KO.captures(question)?;
+        (caps.get(1).or(caps.get(2))?.as_str(), caps.get(3))
+    };
+    let noun = noun.to_lowercase();
+    let next = next.map(|m| m.as_str().to_lowercase());
+    // A Korean word may carry its particle ("형식으로").
+    if next.is_some_and(|w| NOT_SHAPE_HEADS.iter().any(|h| w.starts_with(h))) {
         return None;
     }
     let noun = noun.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -124,6 +151,10 @@ pub fn shape_asked(question: &str) -> Option<Shape> {
         "file" | "files" | "filename" | "filenames" => Shape::File,
         "folder" | "folders" | "subfolder" | "subfolders" => Shape::Folder,
         "directory" | "directories" | "subdirectory" | "subdirectories" => Shape::Folder,
+        "플래그" => Shape::Flag,
+        "파일" => Shape::File,
+        "폴더" | "디렉터리" | "디렉토리" => Shape::Folder,
+        n if n.starts_with("환경") => Shape::EnvVar,
         // "environment variable", "env var"; a variable of any other kind
         // (a letter in a formula, a template's) has no shape of its own.
         n if n.starts_with("env") => Shape::EnvVar,
@@ -435,7 +466,7 @@ static ENV_VAR: LazyLock<Regex> = LazyLock::new(|| {
 /// A file name with its extension, or a path: `config.json`,
 /// `target/cargo-timings/cargo-timing.html`.
 static FILE_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[\p{L}\p{N}_~$/<>.-]*[\p{L}\p{N}_>-]\.[A-Za-z][A-Za-z0-9]{0,5}(?-u:\b)")
+    Regex::new(r"[\p{L}\p{N}_~$/<>.-]*[\p{L}\p{N}_>-]\.[A-Za-z][A-Za-z0-9]{0,9}(?-u:\b)")
         .expect("static regex")
 });
 /// A folder path: `registry/cache`, `target/debug/`, `~/.cargo`, `.git`.
@@ -564,7 +595,8 @@ impl Offers {
 pub struct Asked {
     pub kind: AnswerKind,
     /// The technical shape the answer is written in, for a question that
-    /// asks for one thing ([`AnswerKind::Choice`]).
+    /// asks for one thing ([`AnswerKind::Choice`]) or does not say
+    /// ([`AnswerKind::Other`]: "is there a flag …").
     pub shape: Option<Shape>,
     /// The question in lower case, to tell what an answer adds to it.
     pub lower: String,
@@ -591,12 +623,9 @@ impl Asked {
         } else {
             NumberAsked::Count
         };
-        let mut kind = answer_kind(question);
+        let kind = answer_kind(question);
         let shape = shape_asked(question)
             .filter(|_| matches!(kind, AnswerKind::Choice | AnswerKind::Other));
-        if shape.is_some() {
-            kind = AnswerKind::Choice;
-        }
         Asked {
             kind,
             shape,
@@ -702,15 +731,20 @@ mod tests {
             ("What variable does the formula solve for?", None),
             ("Which database do we use?", None),
             ("How many files can one upload hold?", None),
+            ("빌드 로그는 어느 폴더에 쌓이나요?", Some(Shape::Folder)),
+            ("인증 토큰은 어떤 파일에 저장되나요?", Some(Shape::File)),
+            (
+                "로그 수준을 정하는 환경 변수는 무엇인가요?",
+                Some(Shape::EnvVar),
+            ),
+            ("테스트를 건너뛰는 플래그는 무엇인가요?", Some(Shape::Flag)),
+            ("내보내기는 어떤 파일 형식을 쓰나요?", None),
+            ("어떤 데이터베이스를 쓰나요?", None),
         ];
         for (question, shape) in cases {
             assert_eq!(shape_asked(question), shape, "{question}");
         }
-        // A technical question asks for one thing; a count stays a count.
-        assert_eq!(
-            Asked::new("Is there a flag to skip it?").kind,
-            AnswerKind::Choice
-        );
+        // A count stays a count.
         assert_eq!(
             Asked::new("How many files can one upload hold?").shape,
             None
@@ -739,6 +773,7 @@ mod tests {
         assert!(!shown("The log level can be set at start.", q));
         let q = "Which file holds the API token?";
         assert!(shown("The token is saved in credentials.toml.", q));
+        assert!(shown("The signing key is kept in release.keystore.", q));
         assert!(shown("It lives in ~/.config/app/token.", q));
         assert!(!shown("The token is saved on disk, e.g. in your home.", q));
         let q = "Which directory do the logs go to?";
