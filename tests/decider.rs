@@ -244,6 +244,14 @@ async fn known_answers_in_english_and_korean() {
                 "--offline: Builds from the local package cache",
             ),
         ),
+        // The term named even where the sentence names another flag.
+        (
+            "Which flag chooses the folder the scheduler keeps its state in?",
+            Answer(
+                "Team/Build.md",
+                "--state-dir: Sets where the --jobs scheduler",
+            ),
+        ),
         // Korean.
         (
             "운영 배포는 무슨 요일에 하나요?",

@@ -824,15 +824,24 @@ fn score_sentences(
         let mut prior = coverage;
         let kind_in_sentence = offered[i];
         let mut kind_nearby = offered[first..=last].iter().any(|&o| o);
-        // A definition whose term alone has the asked-for shape ("which
-        // flag …?" under `--locked`) is answered with its term.
+        // A definition whose term has the asked-for shape ("which flag …?"
+        // under `--locked`) is answered with its term, unless the answer
+        // already names it.
         let mut term = None;
-        if !kind_nearby && asked.shape.is_some() {
+        if asked.shape.is_some() {
+            let named: Vec<&str> = tokens.offers[first..=last]
+                .iter()
+                .flat_map(|o| o.shape_terms(asked))
+                .collect();
+            let defines = |o: &Offers| {
+                let mut terms = o.shape_terms(asked).peekable();
+                terms.peek().is_some() && terms.all(|t| !named.contains(&t))
+            };
             let line = context
-                .filter(|&c| !tokens.table_row[c] && offered[c])
+                .filter(|&c| !tokens.table_row[c] && defines(&tokens.offers[c]))
                 .map(|c| Term::Line(spans[c].0, spans[c].1));
-            term = line.or_else(|| tokens.heading_offers.offer(asked).then_some(Term::Heading));
-            kind_nearby = term.is_some();
+            term = line.or_else(|| defines(&tokens.heading_offers).then_some(Term::Heading));
+            kind_nearby |= term.is_some();
         }
         if !kind_nearby {
             if last + 1 < spans.len() && offered[last + 1] && usable(last + 1) {

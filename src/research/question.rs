@@ -582,6 +582,24 @@ impl Offers {
         }
     }
 
+    /// What the text shows of the asked-for shape, strictly (a flag for
+    /// "which option", not a name), and not already in the question: what
+    /// a definition's term names.
+    pub fn shape_terms<'a>(&'a self, asked: &'a Asked) -> impl Iterator<Item = &'a str> {
+        let found: [&[String]; 2] = match asked.shape {
+            Some(Shape::Flag | Shape::Option) => [&self.flags, &[]],
+            Some(Shape::EnvVar) => [&self.env_vars, &[]],
+            Some(Shape::File) => [&self.files, &self.folders],
+            Some(Shape::Folder) => [&self.folders, &[]],
+            None => [&[], &[]],
+        };
+        found
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|m| !asked.lower.contains(m))
+    }
+
     /// True when the sentence speaks of time only vaguely ("every week")
     /// where a "when" question wants it pinned down ("Tuesday after 14:00").
     pub fn vague_time(&self, asked: &Asked) -> bool {
