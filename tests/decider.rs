@@ -252,6 +252,15 @@ async fn known_answers_in_english_and_korean() {
                 "--state-dir: Sets where the --jobs scheduler",
             ),
         ),
+        // A shortcut is a key combination; a maximum is a number.
+        (
+            "What is the keyboard shortcut for the command palette?",
+            Answer("Team/Editor.md", "Ctrl+Shift+P"),
+        ),
+        (
+            "What is the maximum upload size for attachments?",
+            Answer("Team/Editor.md", "25 MB"),
+        ),
         // Korean.
         (
             "운영 배포는 무슨 요일에 하나요?",

@@ -822,7 +822,6 @@ fn score_sentences(
             last += 1;
         }
         let mut prior = coverage;
-        let kind_in_sentence = offered[i];
         let mut kind_nearby = offered[first..=last].iter().any(|&o| o);
         // A definition whose term has the asked-for shape ("which flag …?"
         // under `--locked`) is answered with its term, unless the answer
@@ -886,8 +885,11 @@ fn score_sentences(
         features[1] = (own / total).min(1.0);
         features[2] = (heading / total).min(1.0);
         features[PRIOR] = prior;
-        features[4] = flag(kind_in_sentence);
-        features[5] = flag(kind_nearby);
+        // The learned decider was fitted before questions had shapes: its
+        // kind features stay those of the kind alone.
+        let kind_offered = |j: usize| tokens.offers[j].offer_kind(asked);
+        features[4] = flag(kind_offered(i));
+        features[5] = flag((first..=last).any(kind_offered));
         features[6] = flag(vague);
         features[7] = flag(asked.kind == AnswerKind::Time);
         features[8] = flag(asked.kind == AnswerKind::Number);

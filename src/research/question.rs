@@ -40,6 +40,14 @@ static NUMBER_EN: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// "the maximum file size", "the minimum interval", "in pixels": a limit or
+/// a measure, stated as a number.
+static LIMIT_EN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?-u:\b)(maximum|minimum|max|min)\s+(?:[\p{L}-]+\s+)?(size|length|number|count|amount|limit|interval|storage|width|height|duration|age|retention|timeout)(?-u:\b)|(?-u:\b)in\s+(pixels|px|bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|seconds|minutes|hours|days|percent)(?-u:\b)",
+    )
+    .expect("static regex")
+});
 static PERSON_EN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)(who|whom|whose)(?-u:\b)").expect("static regex"));
 static PLACE_EN: LazyLock<Regex> = LazyLock::new(|| {
@@ -64,7 +72,15 @@ pub enum Shape {
     File,
     /// A folder path (`registry/cache`, `~/.cargo/`).
     Folder,
+    /// A key or key combination (`Ctrl+P`, `Shift+1`, `Escape`).
+    Shortcut,
 }
+
+/// "Which keyboard shortcut", "what is the hotkey", "which key", "단축키".
+static SHORTCUT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:keyboard\s+shortcuts?|shortcuts?|hotkeys?|hot\s+keys?|key\s+combinations?|keybindings?|which\s+key|what\s+key)(?-u:\b)|단축키|바로\s?가기\s?키|어떤\s+키|무슨\s+키")
+        .expect("static regex")
+});
 
 /// "which curl flag", "what environment variable", "is there a flag", "which
 /// file at the root": the technical noun within two words of the question
@@ -132,6 +148,9 @@ const NOT_SHAPE_HEADS: &[&str] = &[
 
 /// The technical shape a question asks its answer in, if any.
 pub fn shape_asked(question: &str) -> Option<Shape> {
+    if SHORTCUT_ASKED.is_match(question) {
+        return Some(Shape::Shortcut);
+    }
     let (noun, next) = if let Some(caps) = SHAPE_ASKED.captures(question) {
         (caps.get(1)?.as_str(), caps.get(2))
     } else {
@@ -321,7 +340,7 @@ pub fn answer_kind(question: &str) -> AnswerKind {
     if TIME_EN.is_match(question) {
         return AnswerKind::Time;
     }
-    if NUMBER_EN.is_match(question) {
+    if NUMBER_EN.is_match(question) || LIMIT_EN.is_match(question) {
         return AnswerKind::Number;
     }
     if PERSON_EN.is_match(question) {
@@ -474,6 +493,12 @@ static FOLDER_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[~$.\p{L}\p{N}_<>{}-]*[/\\][\p{L}\p{N}_.<>{}/\\-]*|(?:^|\s)\.[a-z][\w-]+")
         .expect("static regex")
 });
+/// A key combination or a named key: `Ctrl+P`, `Cmd-Shift-F`, `⌘P`,
+/// `Escape`, `F2` (named keys only capitalized: "escape" is also a verb).
+static SHORTCUT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i:(?-u:\b)(?:ctrl|cmd|command|shift|alt|option|opt|mod|meta|win|super|control)\s*[+-]\s*[\p{L}\p{N}])|[⌘⇧⌥⌃]|(?-u:\b)(?:Escape|Esc|Enter|Return|Tab|Space|Backspace|Delete|Home|End|PageUp|PageDown|F[1-9][0-2]?)(?-u:\b)")
+        .expect("static regex")
+});
 /// Abbreviations and slashes that look like a file name or a path.
 const NOT_PATHS: &[&str] = &["e.g", "i.e", "and/or", "w/", "/", "//", "n/a", "etc."];
 
@@ -498,6 +523,7 @@ pub struct Offers {
     env_vars: Vec<String>,
     files: Vec<String>,
     folders: Vec<String>,
+    shortcuts: Vec<String>,
     /// Capitalized words that may be names (not a common word opening the
     /// sentence).
     names: Vec<String>,
@@ -535,6 +561,7 @@ impl Offers {
             env_vars: found(&ENV_VAR),
             files: path_like(&FILE_NAME),
             folders: path_like(&FOLDER_PATH),
+            shortcuts: found(&SHORTCUT),
             names: CAPITALIZED
                 .find_iter(sentence)
                 .filter_map(|m| {
@@ -553,15 +580,21 @@ impl Offers {
     /// the question does not already contain.
     pub fn offer(&self, asked: &Asked) -> bool {
         let new = |found: &[String]| asked.lacks_any(found);
-        if let Some(shape) = asked.shape {
-            return match shape {
-                Shape::Flag => new(&self.flags),
-                Shape::Option => new(&self.flags) || new(&self.names),
-                Shape::EnvVar => new(&self.env_vars),
-                Shape::File => new(&self.files) || new(&self.folders),
-                Shape::Folder => new(&self.folders),
-            };
+        match asked.shape {
+            Some(Shape::Flag) => new(&self.flags),
+            Some(Shape::Option) => new(&self.flags) || new(&self.names),
+            Some(Shape::EnvVar) => new(&self.env_vars),
+            Some(Shape::File) => new(&self.files) || new(&self.folders),
+            Some(Shape::Folder) => new(&self.folders),
+            Some(Shape::Shortcut) => new(&self.shortcuts),
+            None => self.offer_kind(asked),
         }
+    }
+
+    /// [`Offers::offer`] by the question's kind alone, its shape left
+    /// aside: what the learned decider's kind features were fitted on.
+    pub fn offer_kind(&self, asked: &Asked) -> bool {
+        let new = |found: &[String]| asked.lacks_any(found);
         match asked.kind {
             AnswerKind::Other => true,
             AnswerKind::Time => {
@@ -591,6 +624,7 @@ impl Offers {
             Some(Shape::EnvVar) => [&self.env_vars, &[]],
             Some(Shape::File) => [&self.files, &self.folders],
             Some(Shape::Folder) => [&self.folders, &[]],
+            Some(Shape::Shortcut) => [&self.shortcuts, &[]],
             None => [&[], &[]],
         };
         found
@@ -689,6 +723,11 @@ mod tests {
             ("In what year did the war end?", AnswerKind::Time),
             ("How many engineers are on call?", AnswerKind::Number),
             ("How much does the fee cost?", AnswerKind::Number),
+            ("What is the maximum file size?", AnswerKind::Number),
+            (
+                "What is the default font size in pixels?",
+                AnswerKind::Number,
+            ),
             ("Who owns the payments service?", AnswerKind::Person),
             ("Where is the database hosted?", AnswerKind::Place),
             ("In what country is Normandy located?", AnswerKind::Place),
@@ -758,6 +797,15 @@ mod tests {
             ("테스트를 건너뛰는 플래그는 무엇인가요?", Some(Shape::Flag)),
             ("내보내기는 어떤 파일 형식을 쓰나요?", None),
             ("어떤 데이터베이스를 쓰나요?", None),
+            (
+                "Which keyboard shortcut opens search?",
+                Some(Shape::Shortcut),
+            ),
+            (
+                "What is the hotkey for the graph view?",
+                Some(Shape::Shortcut),
+            ),
+            ("검색을 여는 단축키는 무엇인가요?", Some(Shape::Shortcut)),
         ];
         for (question, shape) in cases {
             assert_eq!(shape_asked(question), shape, "{question}");
@@ -794,6 +842,14 @@ mod tests {
         assert!(shown("The signing key is kept in release.keystore.", q));
         assert!(shown("It lives in ~/.config/app/token.", q));
         assert!(!shown("The token is saved on disk, e.g. in your home.", q));
+        let q = "Which keyboard shortcut opens search?";
+        assert!(shown("Press Ctrl+Shift+F to search every note.", q));
+        assert!(shown("Or use ⌘⇧F on macOS.", q));
+        assert!(shown("Press Escape to close it.", q));
+        assert!(!shown(
+            "Search opens from the sidebar; escape closes it.",
+            q
+        ));
         let q = "Which directory do the logs go to?";
         assert!(shown("Logs are written to /var/log/app/.", q));
         assert!(!shown(
