@@ -762,6 +762,15 @@ fn score_sentences(
     let asked = &question.asked;
     let total = question.total_weight();
     let offered: Vec<bool> = tokens.offers.iter().map(|o| o.offer(asked)).collect();
+    // The learned decider was fitted before questions had shapes: its kind
+    // features stay those of the kind alone.
+    let kind_offered: Vec<bool> = if asked.shape.is_some() {
+        tokens.offers.iter().map(|o| o.offer_kind(asked)).collect()
+    } else {
+        offered.clone()
+    };
+    // What the passage's own heading names of the asked shape, if any.
+    let heading_terms: Vec<&str> = tokens.heading_offers.shape_terms(asked).collect();
     // Which question terms each sentence (and the title and heading) has:
     // one lookup per term and sentence.
     let n = question.terms.len();
@@ -832,14 +841,13 @@ fn score_sentences(
                 .iter()
                 .flat_map(|o| o.shape_terms(asked))
                 .collect();
-            let defines = |o: &Offers| {
-                let mut terms = o.shape_terms(asked).peekable();
-                terms.peek().is_some() && terms.all(|t| !named.contains(&t))
-            };
+            let defines =
+                |terms: &[&str]| !terms.is_empty() && terms.iter().all(|t| !named.contains(t));
             let line = context
-                .filter(|&c| !tokens.table_row[c] && defines(&tokens.offers[c]))
+                .filter(|&c| !tokens.table_row[c])
+                .filter(|&c| defines(&tokens.offers[c].shape_terms(asked).collect::<Vec<_>>()))
                 .map(|c| Term::Line(spans[c].0, spans[c].1));
-            term = line.or_else(|| defines(&tokens.heading_offers).then_some(Term::Heading));
+            term = line.or_else(|| defines(&heading_terms).then_some(Term::Heading));
             kind_nearby |= term.is_some();
         }
         if !kind_nearby {
@@ -885,11 +893,8 @@ fn score_sentences(
         features[1] = (own / total).min(1.0);
         features[2] = (heading / total).min(1.0);
         features[PRIOR] = prior;
-        // The learned decider was fitted before questions had shapes: its
-        // kind features stay those of the kind alone.
-        let kind_offered = |j: usize| tokens.offers[j].offer_kind(asked);
-        features[4] = flag(kind_offered(i));
-        features[5] = flag((first..=last).any(kind_offered));
+        features[4] = flag(kind_offered[i]);
+        features[5] = flag(kind_offered[first..=last].iter().any(|&o| o));
         features[6] = flag(vague);
         features[7] = flag(asked.kind == AnswerKind::Time);
         features[8] = flag(asked.kind == AnswerKind::Number);

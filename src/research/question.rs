@@ -163,7 +163,6 @@ pub fn shape_asked(question: &str) -> Option<Shape> {
     if next.is_some_and(|w| NOT_SHAPE_HEADS.iter().any(|h| w.starts_with(h))) {
         return None;
     }
-    let noun = noun.split_whitespace().collect::<Vec<_>>().join(" ");
     Some(match noun.as_str() {
         "flag" | "flags" | "switch" | "switches" => Shape::Flag,
         "option" | "options" => Shape::Option,
@@ -579,14 +578,12 @@ impl Offers {
     /// True when the sentence contains something of the asked-for kind that
     /// the question does not already contain.
     pub fn offer(&self, asked: &Asked) -> bool {
-        let new = |found: &[String]| asked.lacks_any(found);
         match asked.shape {
-            Some(Shape::Flag) => new(&self.flags),
-            Some(Shape::Option) => new(&self.flags) || new(&self.names),
-            Some(Shape::EnvVar) => new(&self.env_vars),
-            Some(Shape::File) => new(&self.files) || new(&self.folders),
-            Some(Shape::Folder) => new(&self.folders),
-            Some(Shape::Shortcut) => new(&self.shortcuts),
+            // "Which option" is also answered by a named setting.
+            Some(shape) => {
+                self.shape_terms(asked).next().is_some()
+                    || (shape == Shape::Option && asked.lacks_any(&self.names))
+            }
             None => self.offer_kind(asked),
         }
     }
