@@ -261,6 +261,12 @@ async fn known_answers_in_english_and_korean() {
             "What is the maximum upload size for attachments?",
             Answer("Team/Editor.md", "25 MB"),
         ),
+        // A prop is written as code: the sentence after the one about it,
+        // which names it, joins the answer.
+        (
+            "Which prop sets the theme of the first screen?",
+            Answer("Team/Build.md", "initialTheme"),
+        ),
         // Korean.
         (
             "운영 배포는 무슨 요일에 하나요?",
@@ -294,6 +300,10 @@ async fn known_answers_in_english_and_korean() {
         (
             "서명 키는 어떤 파일에 들어 있나요?",
             Answer("팀/빌드.md", "release.keystore"),
+        ),
+        (
+            "첫 화면의 테마를 정하는 속성은 무엇인가요?",
+            Answer("팀/빌드.md", "initialTheme"),
         ),
         // Questions the notes do not answer stay open.
         ("What is the office wifi password?", Open),

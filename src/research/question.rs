@@ -74,6 +74,12 @@ pub enum Shape {
     Folder,
     /// A key or key combination (`Ctrl+P`, `Shift+1`, `Escape`).
     Shortcut,
+    /// A name written as code: "which prop", "which package", "어떤 함수",
+    /// "어떤 인자" want `defaultValue`, `@types/react`, `getServerSnapshot`,
+    /// `critical_errors`; in a Korean, Japanese or Chinese sentence any word
+    /// in Latin letters. (In English "function", "method" or "command" ask
+    /// as often for something that is not code.)
+    Code,
 }
 
 /// "Which keyboard shortcut", "what is the hotkey", "which key", "단축키".
@@ -101,6 +107,29 @@ static SHAPE_ASKED_KO: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+
+/// "which prop", "which package", "is there a callback": a programming noun
+/// within two words of the question word, and the word after it. Tried
+/// after [`SHAPE_ASKED`], so "which command-line flag" stays a flag.
+static CODE_ASKED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?-u:\b)(?:what|which|is\s+there\s+an?|are\s+there\s+any)\s+(?:[\p{L}\p{N}._+-]+\s+){0,2}?(props?|callbacks?|packages?|crates?|subcommands?|presets?)(?-u:\b)(?:\s+([\p{L}]+))?",
+    )
+    .expect("static regex")
+});
+
+/// The same in Korean: "어떤 *함수*를", "어떤 *옵션*을", "어떤 *값*으로",
+/// "*인자*는 무엇".
+static CODE_ASKED_KO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:(?:어떤|어느|무슨)\s+(?:\S+\s+)?(props?|속성|프로퍼티|함수|메서드|메소드|인자|인수|매개변수|파라미터|훅|hook|콜백|패키지|모듈|명령어|명령|프리셋|옵션|값)|(props?|속성|프로퍼티|함수|메서드|메소드|인자|인수|매개변수|파라미터|콜백|패키지|모듈|명령어|프리셋|옵션)(?:은|는|이|가)\s+(?:무엇|뭐))(?:을|를|이|가|에|에서|로|으로|은|는|의|들)?(?:\s+(\S+))?",
+    )
+    .expect("static regex")
+});
+
+/// Words after a programming noun that make it part of another noun: a
+/// "package manager" is not written as code.
+const NOT_CODE_HEADS: &[&str] = &["manager", "managers", "type", "types", "형식", "타입"];
 
 /// Words after "file" or "folder" that make it part of another noun.
 const NOT_SHAPE_HEADS: &[&str] = &[
@@ -153,9 +182,19 @@ pub fn shape_asked(question: &str) -> Option<Shape> {
     }
     let (noun, next) = if let Some(caps) = SHAPE_ASKED.captures(question) {
         (caps.get(1)?.as_str(), caps.get(2))
-    } else {
-        let caps = SHAPE_ASKED_KO.captures(question)?;
+    } else if let Some(caps) = SHAPE_ASKED_KO.captures(question) {
         (caps.get(1).or(caps.get(2))?.as_str(), caps.get(3))
+    } else {
+        let next = if let Some(caps) = CODE_ASKED.captures(question) {
+            caps.get(2)
+        } else {
+            CODE_ASKED_KO.captures(question)?.get(3)
+        };
+        let next = next.map(|m| m.as_str().to_lowercase());
+        if next.is_some_and(|w| NOT_CODE_HEADS.iter().any(|h| w.starts_with(h))) {
+            return None;
+        }
+        return Some(Shape::Code);
     };
     let noun = noun.to_lowercase();
     let next = next.map(|m| m.as_str().to_lowercase());
@@ -498,6 +537,18 @@ static SHORTCUT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i:(?-u:\b)(?:ctrl|cmd|command|shift|alt|option|opt|mod|meta|win|super|control)\s*[+-]\s*[\p{L}\p{N}])|[⌘⇧⌥⌃]|(?-u:\b)(?:Escape|Esc|Enter|Return|Tab|Space|Backspace|Delete|Home|End|PageUp|PageDown|F[1-9][0-2]?)(?-u:\b)")
         .expect("static regex")
 });
+/// A name written as code: camelCase (`arePropsEqual`), snake_case
+/// (`critical_errors`), joined by dots, slashes, colons or dashes
+/// (`react-dom/client`, `@types/react`, `http://localhost:8097`), or quoted
+/// (`'visible'`, the capture).
+static CODE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?-u:\b)[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*(?-u:\b)|(?-u:\b)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?-u:\b)|@?[A-Za-z0-9]+(?:[._/:@-]+[A-Za-z0-9]+)+|['"‘“]([A-Za-z_][\w.-]{0,40})['"’”]"#)
+        .expect("static regex")
+});
+/// A word in Latin letters: in a Korean, Japanese or Chinese sentence, a
+/// name written as code more often than not.
+static LATIN_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?-u:\b)[A-Za-z][A-Za-z0-9]+").expect("static regex"));
 /// Abbreviations and slashes that look like a file name or a path.
 const NOT_PATHS: &[&str] = &["e.g", "i.e", "and/or", "w/", "/", "//", "n/a", "etc."];
 
@@ -523,6 +574,8 @@ pub struct Offers {
     files: Vec<String>,
     folders: Vec<String>,
     shortcuts: Vec<String>,
+    /// Names written as code ([`CODE`]; in a CJK sentence any Latin word).
+    code: Vec<String>,
     /// Capitalized words that may be names (not a common word opening the
     /// sentence).
     names: Vec<String>,
@@ -561,6 +614,17 @@ impl Offers {
             files: path_like(&FILE_NAME),
             folders: path_like(&FOLDER_PATH),
             shortcuts: found(&SHORTCUT),
+            code: CODE
+                .captures_iter(sentence)
+                .filter_map(|c| c.get(1).or(c.get(0)))
+                .chain(
+                    cjk.then(|| LATIN_WORD.find_iter(sentence))
+                        .into_iter()
+                        .flatten(),
+                )
+                .map(|m| m.as_str().to_lowercase())
+                .filter(|m| !NOT_PATHS.contains(&m.as_str()))
+                .collect(),
             names: CAPITALIZED
                 .find_iter(sentence)
                 .filter_map(|m| {
@@ -622,6 +686,7 @@ impl Offers {
             Some(Shape::File) => [&self.files, &self.folders],
             Some(Shape::Folder) => [&self.folders, &[]],
             Some(Shape::Shortcut) => [&self.shortcuts, &[]],
+            Some(Shape::Code) => [&self.code, &self.flags],
             None => [&[], &[]],
         };
         found
@@ -803,6 +868,29 @@ mod tests {
                 Some(Shape::Shortcut),
             ),
             ("검색을 여는 단축키는 무엇인가요?", Some(Shape::Shortcut)),
+            (
+                "Which prop sets the initial value of an uncontrolled input?",
+                Some(Shape::Code),
+            ),
+            (
+                "Which package adds the type definitions?",
+                Some(Shape::Code),
+            ),
+            ("Which package manager does the team use?", None),
+            // In English a method or a function is as often not code.
+            ("What method did the Normans use to count?", None),
+            (
+                "memo의 두 번째 인자로 어떤 함수를 넘기나요?",
+                Some(Shape::Code),
+            ),
+            (
+                "compilationMode를 어떤 값으로 설정해야 하나요?",
+                Some(Shape::Code),
+            ),
+            ("필수 옵션은 무엇인가요?", Some(Shape::Code)),
+            ("어떤 명령어로 앱을 만드나요?", Some(Shape::Code)),
+            // A stated flag, file or folder stays what it was.
+            ("어떤 파일 형식의 설정을 넘기나요?", None),
         ];
         for (question, shape) in cases {
             assert_eq!(shape_asked(question), shape, "{question}");
@@ -853,6 +941,18 @@ mod tests {
             "Logs are written to a folder and/or the console.",
             q
         ));
+        let q = "Which prop sets the first value?";
+        assert!(shown("Pass defaultValue to set it once.", q));
+        assert!(shown("It reads critical_errors from the config.", q));
+        assert!(shown("Point react-dom/client at react-dom/profiling.", q));
+        assert!(shown("When it is left out, the mode is 'visible'.", q));
+        assert!(!shown("Pass it as the second argument.", q));
+        let q = "memo의 두 번째 인자로 어떤 함수를 넘기나요?";
+        assert!(shown("비교 함수로 arePropsEqual을 넘깁니다.", q));
+        assert!(!shown("이 함수는 memo의 두 번째 인수로 전달됩니다.", q));
+        let q = "mode를 생략하면 어떤 값으로 동작하나요?";
+        assert!(shown("생략하면 기본값은 visible입니다.", q));
+        assert!(!shown("mode를 생략하면 기본값으로 동작합니다.", q));
     }
 
     #[test]
