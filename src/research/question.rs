@@ -82,9 +82,22 @@ pub enum Shape {
     Code,
 }
 
-/// "Which keyboard shortcut", "what is the hotkey", "which key", "단축키".
+/// "Which keyboard shortcut", "what is the hotkey", "단축키".
 static SHORTCUT_ASKED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?-u:\b)(?:keyboard\s+shortcuts?|shortcuts?|hotkeys?|hot\s+keys?|key\s+combinations?|keybindings?|which\s+key|what\s+key)(?-u:\b)|단축키|바로\s?가기\s?키|어떤\s+키|무슨\s+키")
+    Regex::new(r"(?i)(?-u:\b)(?:keyboard\s+shortcuts?|shortcuts?|hotkeys?|hot\s+keys?|key\s+combinations?|keybindings?)(?-u:\b)|단축키|바로\s?가기\s?키")
+        .expect("static regex")
+});
+
+/// "Which key", "어떤 키": a key to press, or a key of a configuration.
+static KEY_ASKED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:which|what)\s+key(?-u:\b)|어떤\s+키|무슨\s+키")
+        .expect("static regex")
+});
+
+/// What makes "which key" a key of a configuration, written as code: the
+/// question is about a configuration, a file or an object, or writing one.
+static CONFIG_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)config|manifest|toml|json|yaml|(?-u:\b)(?:file|object|field|settings\s+file)s?(?-u:\b)|설정|파일|객체|적어|써야|작성")
         .expect("static regex")
 });
 
@@ -179,6 +192,13 @@ const NOT_SHAPE_HEADS: &[&str] = &[
 pub fn shape_asked(question: &str) -> Option<Shape> {
     if SHORTCUT_ASKED.is_match(question) {
         return Some(Shape::Shortcut);
+    }
+    if KEY_ASKED.is_match(question) {
+        return Some(if CONFIG_KEY.is_match(question) {
+            Shape::Code
+        } else {
+            Shape::Shortcut
+        });
     }
     let (noun, next) = if let Some(caps) = SHAPE_ASKED.captures(question) {
         (caps.get(1)?.as_str(), caps.get(2))
@@ -574,8 +594,12 @@ pub struct Offers {
     files: Vec<String>,
     folders: Vec<String>,
     shortcuts: Vec<String>,
-    /// Names written as code ([`CODE`]; in a CJK sentence any Latin word).
+    /// Names written as code ([`CODE`]).
     code: Vec<String>,
+    /// In a CJK sentence, the words in Latin letters: names written as
+    /// code more often than not, but not a term a definition stands under
+    /// (a heading's `{/id/}`).
+    latin: Vec<String>,
     /// Capitalized words that may be names (not a common word opening the
     /// sentence).
     names: Vec<String>,
@@ -617,14 +641,10 @@ impl Offers {
             code: CODE
                 .captures_iter(sentence)
                 .filter_map(|c| c.get(1).or(c.get(0)))
-                .chain(
-                    cjk.then(|| LATIN_WORD.find_iter(sentence))
-                        .into_iter()
-                        .flatten(),
-                )
                 .map(|m| m.as_str().to_lowercase())
                 .filter(|m| !NOT_PATHS.contains(&m.as_str()))
                 .collect(),
+            latin: if cjk { found(&LATIN_WORD) } else { Vec::new() },
             names: CAPITALIZED
                 .find_iter(sentence)
                 .filter_map(|m| {
@@ -647,6 +667,7 @@ impl Offers {
             Some(shape) => {
                 self.shape_terms(asked).next().is_some()
                     || (shape == Shape::Option && asked.lacks_any(&self.names))
+                    || (shape == Shape::Code && asked.lacks_any(&self.latin))
             }
             None => self.offer_kind(asked),
         }
@@ -868,6 +889,20 @@ mod tests {
                 Some(Shape::Shortcut),
             ),
             ("검색을 여는 단축키는 무엇인가요?", Some(Shape::Shortcut)),
+            ("Which key closes the presentation?", Some(Shape::Shortcut)),
+            (
+                "발표를 끝내려면 어떤 키를 눌러야 하나요?",
+                Some(Shape::Shortcut),
+            ),
+            // A key of a configuration is a name written as code.
+            (
+                "Which key in the config file sets the edition?",
+                Some(Shape::Code),
+            ),
+            (
+                "함수 이름은 설정의 어떤 키에 적어야 하나요?",
+                Some(Shape::Code),
+            ),
             (
                 "Which prop sets the initial value of an uncontrolled input?",
                 Some(Shape::Code),
@@ -953,6 +988,12 @@ mod tests {
         let q = "mode를 생략하면 어떤 값으로 동작하나요?";
         assert!(shown("생략하면 기본값은 visible입니다.", q));
         assert!(!shown("mode를 생략하면 기본값으로 동작합니다.", q));
+        // A Latin word in a Korean heading ("옵션 {/options/}") may offer
+        // the answer but is no term to read it with; a name as code is.
+        let asked = Asked::new(q);
+        let terms = |text: &str| Offers::of(text).shape_terms(&asked).count();
+        assert_eq!(terms("옵션 {/options/}"), 0);
+        assert_eq!(terms("initialValue(선택사항)"), 1);
     }
 
     #[test]
