@@ -251,6 +251,13 @@ static INLINE_TAG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[\s(\[,])#([\p{L}\p{N}_/-]*[\p{L}_][\p{L}\p{N}_/-]*)").unwrap()
 });
 
+/// A heading's id written after it, which renders as nothing: Pandoc's,
+/// Hugo's and Docusaurus' `{#custom-id}` (with classes), MDX's comment
+/// `{/*custom-id*/}` (its stars read as emphasis by then).
+static HEADING_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s*\{(?:#[\w-]+(?:\s+[.#][\w-]+)*|/\*?[^{}]*?\*?/)\}\s*$").expect("static regex")
+});
+
 static CALLOUT_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     // The pattern is a literal, so compiling it cannot fail.
     Regex::new(r"\[!([A-Za-z][\w-]*)\][+-]?\s*").unwrap()
@@ -311,7 +318,7 @@ fn walk_body(body: &str) -> Walked {
                 let Some((level, text)) = heading.take() else {
                     continue;
                 };
-                let text = collapse_whitespace(&text);
+                let text = collapse_whitespace(HEADING_ID.replace(&text, "").as_ref());
                 walked.sections.push(RawSection {
                     headings: headings.clone(),
                     blocks: std::mem::take(&mut blocks),
@@ -573,6 +580,17 @@ mod tests {
     fn date_comes_from_file_name_when_frontmatter_has_none() {
         let note = parse_note("Alignment Knowledge/2026-11-02 Add a fee.md", "x");
         assert_eq!(note.created, NaiveDate::from_ymd_opt(2026, 11, 2));
+    }
+
+    #[test]
+    fn a_heading_id_is_not_part_of_the_heading() {
+        let note = parse_note(
+            "n.md",
+            "# Guide {#guide}\n## Setup {#setup .wide}\nsetup text\n## 사용법 {/*usage*/}\nuse it\n## Sets {a}\nbraces stay\n",
+        );
+        let headings: Vec<&str> = note.sections.iter().map(|s| s.heading.as_str()).collect();
+        assert_eq!(headings, ["Setup", "사용법", "Sets {a}"]);
+        assert_eq!(note.title, "Guide");
     }
 
     #[test]
