@@ -77,7 +77,7 @@ pub enum Shape {
     /// A name written as code: "which prop", "which package", "어떤 함수",
     /// "어떤 인자" want `defaultValue`, `@types/react`, `getServerSnapshot`,
     /// `critical_errors`; in a Korean, Japanese or Chinese sentence any word
-    /// in Latin letters. (In English "function", "method" or "command" ask
+    /// in Latin letters that starts in lower case. (In English "function", "method" or "command" ask
     /// as often for something that is not code.)
     Code,
 }
@@ -565,10 +565,12 @@ static CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?-u:\b)[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*(?-u:\b)|(?-u:\b)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?-u:\b)|@?[A-Za-z0-9]+(?:[._/:@-]+[A-Za-z0-9]+)+|['"‘“]([A-Za-z_][\w.-]{0,40})['"’”]"#)
         .expect("static regex")
 });
-/// A word in Latin letters: in a Korean, Japanese or Chinese sentence, a
-/// name written as code more often than not.
+/// A word in Latin letters that starts in lower case: in a Korean,
+/// Japanese or Chinese sentence, a name written as code more often than
+/// not (`permalink`, `signal`); a capitalized one is as often a concept
+/// kept in English ("React", "State", "Effect").
 static LATIN_WORD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?-u:\b)[A-Za-z][A-Za-z0-9]+").expect("static regex"));
+    LazyLock::new(|| Regex::new(r"(?-u:\b)[a-z][A-Za-z0-9]+").expect("static regex"));
 /// Abbreviations and slashes that look like a file name or a path.
 const NOT_PATHS: &[&str] = &["e.g", "i.e", "and/or", "w/", "/", "//", "n/a", "etc."];
 
@@ -985,6 +987,8 @@ mod tests {
         let q = "memo의 두 번째 인자로 어떤 함수를 넘기나요?";
         assert!(shown("비교 함수로 arePropsEqual을 넘깁니다.", q));
         assert!(!shown("이 함수는 memo의 두 번째 인수로 전달됩니다.", q));
+        // A capitalized English word is as often a concept ("React").
+        assert!(!shown("비교는 React가 대신 합니다.", q));
         let q = "mode를 생략하면 어떤 값으로 동작하나요?";
         assert!(shown("생략하면 기본값은 visible입니다.", q));
         assert!(!shown("mode를 생략하면 기본값으로 동작합니다.", q));
