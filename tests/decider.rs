@@ -261,6 +261,11 @@ async fn known_answers_in_english_and_korean() {
             "What is the maximum upload size for attachments?",
             Answer("Team/Editor.md", "25 MB"),
         ),
+        // A limit named on the way does not turn "which flag" into a count.
+        (
+            "Which flag raises the maximum size of a build log?",
+            Answer("Team/Build.md", "--max-log-size: Sets the maximum size"),
+        ),
         // A prop is written as code: the sentence after the one about it,
         // which names it, joins the answer.
         (

@@ -761,8 +761,13 @@ impl Asked {
             NumberAsked::Count
         };
         let kind = answer_kind(question);
-        let shape = shape_asked(question)
-            .filter(|_| matches!(kind, AnswerKind::Choice | AnswerKind::Other));
+        // "Which flag raises the maximum size …" asks for a flag: a limit
+        // named on the way does not make it a "how many".
+        let shape = shape_asked(question).filter(|_| match kind {
+            AnswerKind::Choice | AnswerKind::Other => true,
+            AnswerKind::Number => !NUMBER_EN.is_match(question),
+            _ => false,
+        });
         Asked {
             kind,
             shape,
@@ -936,6 +941,11 @@ mod tests {
         assert_eq!(
             Asked::new("How many files can one upload hold?").shape,
             None
+        );
+        // A limit named on the way keeps the shape asked for.
+        assert_eq!(
+            Asked::new("Which flag raises the maximum size of HTTP headers?").shape,
+            Some(Shape::Flag)
         );
     }
 
