@@ -102,6 +102,32 @@ async fn one_note_that_states_the_day_answers_which_day() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn two_words_of_the_question_match_the_one_word_a_note_writes() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Accounts.md",
+        "# Accounts\n\nEach new user picks a display name and signs the visitor book.\n\
+         Jenkins signs in to the build servers with the username ci-bot.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"questions": ["Which user name does Jenkins sign in with?"]}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // "user name" is the note's "username": the sentence that says it is
+    // the answer on its own, not glued to the one about a display name.
+    assert_eq!(
+        body["answered"][0]["answer"],
+        "Jenkins signs in to the build servers with the username ci-bot.",
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_sample_brain_answers_what_it_states() {
     let brain = TestBrain::sample();
     let server = TestServer::start(&brain).await;

@@ -25,7 +25,7 @@ use std::sync::{Arc, LazyLock};
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::cache::CappedMap;
-use crate::index::analyzer::{analyze, pairs_of, with_analyzer};
+use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
 use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
@@ -331,6 +331,9 @@ pub struct QuestionTerms {
     /// The question's word pairs but those of two stop words
     /// ([`pair_id`], sorted).
     pair_ids: Vec<WordId>,
+    /// Two adjacent terms written as one word in the brain ("time zone",
+    /// "timezone"): their positions in `terms` and the word's id and text.
+    joined: Vec<(usize, usize, WordId, String)>,
 }
 
 impl QuestionTerms {
@@ -368,6 +371,42 @@ impl<'a> Weights<'a> {
         w
     }
 
+    /// Adjacent informative terms of the question ("time zone") that the
+    /// brain also writes as one word ("timezone"), with the positions of
+    /// the two in `terms`.
+    fn joined_terms(
+        &mut self,
+        question: &str,
+        terms: &[String],
+    ) -> Vec<(usize, usize, WordId, String)> {
+        let text = informative_text(question);
+        let tokens = with_analyzer(|a| analyze(a, &text));
+        let mut joined = Vec::new();
+        for pair in tokens.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
+            let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
+            if !adjacent(&text, a, b) || !word_like(a) || !word_like(b) {
+                continue;
+            }
+            let (Some(i), Some(j)) = (
+                terms.iter().position(|t| *t == a.text),
+                terms.iter().position(|t| *t == b.text),
+            ) else {
+                continue;
+            };
+            let word = format!("{}{}", raw(a), raw(b));
+            let analyzed = with_analyzer(|an| analyze(an, &word));
+            let [one] = analyzed.as_slice() else {
+                continue;
+            };
+            if i != j && self.index.doc_freq(&one.text).0 > 0 {
+                joined.push((i, j, word_id(&one.text), one.text.clone()));
+            }
+        }
+        joined
+    }
+
     /// The question's informative terms with their weights.
     pub fn question_terms(&mut self, question: &str) -> QuestionTerms {
         let terms = self.index.query_terms(&informative_text(question));
@@ -385,10 +424,12 @@ impl<'a> Weights<'a> {
             .collect();
         pair_ids.sort_unstable();
         pair_ids.dedup();
+        let joined = self.joined_terms(question, &terms);
         QuestionTerms {
             question: question.to_string(),
             asked: Asked::new(question),
             pair_ids,
+            joined,
             ids: terms.iter().map(|t| word_id(t)).collect(),
             terms: terms
                 .into_iter()
@@ -627,7 +668,8 @@ pub fn score_candidates(
             candidates: Vec::new(),
         };
     }
-    let terms: Vec<String> = question.terms.iter().map(|(t, _)| t.clone()).collect();
+    let mut terms: Vec<String> = question.terms.iter().map(|(t, _)| t.clone()).collect();
+    terms.extend(question.joined.iter().map(|(.., word)| word.clone()));
     let found = if by_meaning {
         index.sections_by_meaning(&question.question, &terms, PASSAGES_PER_QUESTION)
     } else {
@@ -774,7 +816,7 @@ fn score_sentences(
     // Which question terms each sentence (and the title and heading) has:
     // one lookup per term and sentence.
     let n = question.terms.len();
-    let has: Vec<bool> = tokens
+    let mut has: Vec<bool> = tokens
         .words
         .iter()
         .flat_map(|words| {
@@ -784,6 +826,15 @@ fn score_sentences(
                 .map(|id| words.binary_search(id).is_ok())
         })
         .collect();
+    // A sentence that writes two of the terms as one word has both.
+    for (i, words) in tokens.words.iter().enumerate() {
+        for &(a, b, id, _) in &question.joined {
+            if words.binary_search(&id).is_ok() {
+                has[i * n + a] = true;
+                has[i * n + b] = true;
+            }
+        }
+    }
     let around_has: Vec<bool> = question
         .ids
         .iter()
