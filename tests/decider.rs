@@ -287,6 +287,11 @@ async fn known_answers_in_english_and_korean() {
             "What is the maximum upload size for attachments?",
             Answer("Team/Editor.md", "25 MB"),
         ),
+        // A time zone is a thing of its own, not a time.
+        (
+            "Which time zone do the build servers use?",
+            Answer("Team/Office.md", "UTC"),
+        ),
         // A limit named on the way does not turn "which flag" into a count.
         (
             "Which flag raises the maximum size of a build log?",

@@ -34,6 +34,12 @@ static TIME_EN: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// "which time zone", "what date format": a time noun naming a thing of
+/// its own, which is no time.
+static NOT_TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)(?:what|which)\s+(?:time|date|day|hour|year)\s+(?:zones?|formats?|stamps?|limits?|complexity|signatures?|spans?|pickers?|ranges?)(?-u:\b)")
+        .expect("static regex")
+});
 static NUMBER_EN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)(?-u:\b)how\s+(many|much|long|far|old|big|large|high|tall|wide|deep|heavy|fast|often)(?-u:\b)|(?-u:\b)what\s+(percentage|percent|proportion|number|amount|size|population|fraction|share|price|cost|rate|speed|temperature|length|height|distance)(?-u:\b)",
@@ -395,7 +401,7 @@ const KOREAN_PARTICLES: &[&str] = &[
 
 /// The kind of answer a question asks for.
 pub fn answer_kind(question: &str) -> AnswerKind {
-    if TIME_EN.is_match(question) {
+    if TIME_EN.is_match(&NOT_TIME.replace_all(question, " ")) {
         return AnswerKind::Time;
     }
     if NUMBER_EN.is_match(question) || LIMIT_EN.is_match(question) {
@@ -811,6 +817,8 @@ mod tests {
         let cases = [
             ("When do we deploy?", AnswerKind::Time),
             ("In what year did the war end?", AnswerKind::Time),
+            ("Which time zone do the servers use?", AnswerKind::Choice),
+            ("When is the time zone switched?", AnswerKind::Time),
             ("How many engineers are on call?", AnswerKind::Number),
             ("How much does the fee cost?", AnswerKind::Number),
             ("What is the maximum file size?", AnswerKind::Number),
