@@ -373,20 +373,19 @@ impl<'a> Weights<'a> {
 
     /// Adjacent informative terms of the question ("time zone") that the
     /// brain also writes as one word ("timezone"), with the positions of
-    /// the two in `terms`.
+    /// the two in `terms`; `text` is the question's informative text.
     fn joined_terms(
         &mut self,
-        question: &str,
+        text: &str,
         terms: &[String],
     ) -> Vec<(usize, usize, WordId, String)> {
-        let text = informative_text(question);
-        let tokens = with_analyzer(|a| analyze(a, &text));
+        let tokens = with_analyzer(|a| analyze(a, text));
+        let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
+        let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
         let mut joined = Vec::new();
         for pair in tokens.windows(2) {
             let (a, b) = (&pair[0], &pair[1]);
-            let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
-            let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
-            if !adjacent(&text, a, b) || !word_like(a) || !word_like(b) {
+            if !adjacent(text, a, b) || !word_like(a) || !word_like(b) {
                 continue;
             }
             let (Some(i), Some(j)) = (
@@ -409,7 +408,8 @@ impl<'a> Weights<'a> {
 
     /// The question's informative terms with their weights.
     pub fn question_terms(&mut self, question: &str) -> QuestionTerms {
-        let terms = self.index.query_terms(&informative_text(question));
+        let informative = informative_text(question);
+        let terms = self.index.query_terms(&informative);
         let type_terms: HashSet<String> = type_noun(question)
             .map(|noun| {
                 with_analyzer(|a| analyze(a, &noun))
@@ -424,7 +424,7 @@ impl<'a> Weights<'a> {
             .collect();
         pair_ids.sort_unstable();
         pair_ids.dedup();
-        let joined = self.joined_terms(question, &terms);
+        let joined = self.joined_terms(&informative, &terms);
         QuestionTerms {
             question: question.to_string(),
             asked: Asked::new(question),

@@ -83,8 +83,8 @@ pub enum Shape {
     /// A name written as code: "which prop", "which package", "어떤 함수",
     /// "어떤 인자" want `defaultValue`, `@types/react`, `getServerSnapshot`,
     /// `critical_errors`; in a Korean, Japanese or Chinese sentence any word
-    /// in Latin letters that starts in lower case. (In English "function", "method" or "command" ask
-    /// as often for something that is not code.)
+    /// in Latin letters that starts in lower case. (In English "function",
+    /// "method" or "command" ask as often for something that is not code.)
     Code,
 }
 
@@ -194,6 +194,16 @@ const NOT_SHAPE_HEADS: &[&str] = &[
     "경로",
 ];
 
+/// True when the word after a technical noun makes the two another noun
+/// ("file *format*", "package *manager*"); a Korean word may carry its
+/// particle ("형식으로").
+fn heads_another_noun(next: Option<regex::Match>, heads: &[&str]) -> bool {
+    next.is_some_and(|w| {
+        let w = w.as_str().to_lowercase();
+        heads.iter().any(|h| w.starts_with(h))
+    })
+}
+
 /// The technical shape a question asks its answer in, if any.
 pub fn shape_asked(question: &str) -> Option<Shape> {
     if SHORTCUT_ASKED.is_match(question) {
@@ -216,18 +226,12 @@ pub fn shape_asked(question: &str) -> Option<Shape> {
         } else {
             CODE_ASKED_KO.captures(question)?.get(3)
         };
-        let next = next.map(|m| m.as_str().to_lowercase());
-        if next.is_some_and(|w| NOT_CODE_HEADS.iter().any(|h| w.starts_with(h))) {
-            return None;
-        }
-        return Some(Shape::Code);
+        return (!heads_another_noun(next, NOT_CODE_HEADS)).then_some(Shape::Code);
     };
-    let noun = noun.to_lowercase();
-    let next = next.map(|m| m.as_str().to_lowercase());
-    // A Korean word may carry its particle ("형식으로").
-    if next.is_some_and(|w| NOT_SHAPE_HEADS.iter().any(|h| w.starts_with(h))) {
+    if heads_another_noun(next, NOT_SHAPE_HEADS) {
         return None;
     }
+    let noun = noun.to_lowercase();
     Some(match noun.as_str() {
         "flag" | "flags" | "switch" | "switches" => Shape::Flag,
         "option" | "options" => Shape::Option,
