@@ -214,26 +214,7 @@ impl TestServer {
     }
 
     pub async fn start_with(brain: &TestBrain, options: ServerOptions) -> TestServer {
-        let config = server_config(brain.path(), &options);
-        let state = open_state(config).await;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind a loopback port");
-        let addr = listener.local_addr().expect("bound address");
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(noggin::server::run(listener, state, async {
-            let _ = stopped.await;
-        }));
-        let server = TestServer {
-            base_url: format!("http://{addr}"),
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .build()
-                .expect("build an HTTP client"),
-            token: options.token,
-            shutdown: Some(shutdown),
-            task: Some(task),
-        };
+        let server = TestServer::launch(brain, options).await;
         let s = &server;
         wait_until(
             START_DEADLINE,
@@ -245,6 +226,30 @@ impl TestServer {
         )
         .await;
         server
+    }
+
+    /// Serves `brain` at once, while its first reconcile runs.
+    pub async fn launch(brain: &TestBrain, options: ServerOptions) -> TestServer {
+        let config = server_config(brain.path(), &options);
+        let state = open_state(config).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port");
+        let addr = listener.local_addr().expect("bound address");
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(noggin::server::run(listener, state, async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            base_url: format!("http://{addr}"),
+            client: reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .expect("build an HTTP client"),
+            token: options.token,
+            shutdown: Some(shutdown),
+            task: Some(task),
+        }
     }
 
     /// Shuts the server down gracefully and waits until it has stopped.

@@ -9,6 +9,7 @@ use axum::{Json, Router};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::card::Browser;
 use crate::helpers::{assert_error_shape, ServerOptions, TestBrain, TestServer};
 
 async fn research(server: &TestServer, questions: &[&str]) -> Value {
@@ -251,6 +252,85 @@ async fn an_empty_brain_leaves_everything_unanswered() {
     assert_eq!(body["unanswered"].as_array().unwrap().len(), 2);
     assert!(body.get("project_context").is_none(), "{body}");
     assert_eq!(body["evidence_chars"], 0);
+}
+
+/// A research while the first index of a new brain is being built says so,
+/// and so do search and the card: what it leaves open is provisional, not
+/// "not in your notes". Once indexing is done the same question is answered.
+#[tokio::test(flavor = "multi_thread")]
+async fn research_during_the_first_index_says_the_index_is_not_done() {
+    let brain = TestBrain::empty();
+    // Enough notes that indexing them takes far longer than one request.
+    for i in 0..5000 {
+        brain.write(
+            &format!("Archive/{:02}/Log {i}.md", i % 50),
+            &format!("# Log {i}\n\nEntry {i} of the archive, kept for the record.\n"),
+        );
+    }
+    brain.write(
+        "Harbor/Payments.md",
+        "# Payments\n\nThe payments service is owned by Jonas Weber.\n",
+    );
+    let server = TestServer::launch(&brain, ServerOptions::default()).await;
+    let question = "Who owns the payments service?";
+    let mut provisional = 0;
+    loop {
+        let (status, body) = server
+            .post_json(
+                "/v1/research",
+                &json!({"questions": [question], "session": format!("try-{provisional}")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let indexing = body["indexing"]
+            .as_bool()
+            .unwrap_or_else(|| panic!("research says whether it was indexing: {body}"));
+        let (_, card) = server.get("/v1/card").await;
+        assert_eq!(card["research"]["indexing"], indexing, "{card}");
+        let (status, search) = server.get("/v1/search?q=payments").await;
+        assert_eq!(status, StatusCode::OK, "{search}");
+        assert!(search["indexing"].is_boolean(), "{search}");
+        if !indexing {
+            let found = answered(&body, question)
+                .unwrap_or_else(|| panic!("left open by a finished index: {body}"));
+            assert!(
+                found["answer"].as_str().unwrap().contains("Jonas Weber"),
+                "{found}"
+            );
+            break;
+        }
+        provisional += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        provisional > 0,
+        "the first research came after 5,001 notes were indexed"
+    );
+
+    // The card of the first research tells its reader; the last one's not.
+    let browser = Browser::start().await;
+    let indexing_line = "const e = document.querySelector('#research .indexing'); \
+                         return e ? e.textContent : null;";
+    for (session, shown) in [("try-0", true), (&*format!("try-{provisional}"), false)] {
+        browser
+            .client()
+            .goto(&format!("{}/?session={session}", server.base_url))
+            .await
+            .expect("open the card");
+        browser
+            .wait_for_js(
+                "the research is shown",
+                "return !!document.querySelector('#research .panel.open');",
+            )
+            .await;
+        let line = browser.js(indexing_line).await;
+        assert_eq!(line.is_string(), shown, "{session}: {line}");
+        if shown {
+            assert!(line.as_str().unwrap().contains("still indexing"), "{line}");
+        }
+    }
+    browser.close().await;
+    server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

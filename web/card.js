@@ -174,6 +174,10 @@
       el('div', { class: 'panel-head' },
         el('h2', { id: 'open-heading', text: 'Still open for you' }),
         el('span', { class: 'count', text: String(research.open.length) })));
+    if (research.indexing && research.open.length) {
+      open.append(el('p', { class: 'indexing muted',
+        text: 'noggin was still indexing your notes when these were asked: some may be answered once it is done.' }));
+    }
     if (research.open.length) {
       open.append(el('ul', { class: 'open-list' }, research.open.map((q) =>
         el('li', null,

@@ -132,6 +132,10 @@ fn any_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D:
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchResults {
     pub hits: Vec<Hit>,
+    /// True when noggin was still bringing its index up to date with the
+    /// brain as the search began: a note not found yet may be found once
+    /// that is done.
+    pub indexing: bool,
 }
 
 /// `remember`: the user's answers to the questions about a request.
@@ -376,18 +380,23 @@ impl Noggin {
             kind: None,
         };
         let index = self.inner.index.clone();
+        // Read before searching: the reader has every commit of a reconcile
+        // by the time it reports itself done.
+        let indexing = index.status().indexing;
         let hits = tokio::task::spawn_blocking(move || index.search(&q, &filter, limit))
             .await
             .context("the search task failed")??;
-        Ok(SearchResults { hits })
+        Ok(SearchResults { hits, indexing })
     }
 
     /// Answers the questions the brain answers, leaves the rest open, and
     /// records the research for the card.
     pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
         request.validate()?;
+        let indexing = self.inner.index.status().indexing;
         let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
-        let response = research_questions(corpus, &self.inner.research, &request).await;
+        let mut response = research_questions(corpus, &self.inner.research, &request).await;
+        response.indexing = indexing;
         if let (Some(session), Some(store)) = (&request.session, &self.inner.sessions) {
             // The session's open questions; the research stands either way.
             let answered = response

@@ -181,7 +181,23 @@ impl WriterHandle {
     }
 
     fn send(&self, command: Command) -> Result<(), Error> {
-        self.tx.send(command).map_err(|_| Error::WriterGone)
+        let reconciles = matches!(command, Command::Reconcile { .. });
+        // A reconcile asked for counts as running from now on: a search
+        // in the moment before the writer takes it up must not pass for one
+        // over a complete index.
+        if reconciles {
+            self.set_indexing(true);
+        }
+        self.tx.send(command).map_err(|_| {
+            if reconciles {
+                self.set_indexing(false);
+            }
+            Error::WriterGone
+        })
+    }
+
+    fn set_indexing(&self, indexing: bool) {
+        self.status.lock().expect("status lock poisoned").indexing = indexing;
     }
 
     pub async fn reconcile(&self, progress: Option<Progress>) -> Result<ReconcileReport, Error> {

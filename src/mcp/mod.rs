@@ -93,7 +93,7 @@ impl NogginMcp {
     /// Open questions answered from the notes, as `POST /v1/research`.
     #[tool(
         name = "research",
-        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user."
+        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user. With indexing true, noggin was still indexing the notes: ask again shortly before asking the user."
     )]
     async fn research(
         &self,

@@ -250,6 +250,10 @@ pub struct ResearchResponse {
     pub unanswered: Vec<Unanswered>,
     pub evidence_chars: usize,
     pub took_ms: u64,
+    /// True when noggin was still bringing its index up to date with the
+    /// brain (the first index of a new brain, or a rescan) as the research
+    /// began: a question left open may find its note once that is done.
+    pub indexing: bool,
 }
 
 /// What the deciders see of one question.
@@ -490,6 +494,7 @@ fn respond(
         unanswered,
         evidence_chars,
         took_ms: started.elapsed().as_millis() as u64,
+        indexing: false,
     }
 }
 

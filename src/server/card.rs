@@ -165,6 +165,9 @@ pub struct CardResearch {
     /// The request the questions were about, cut to fit.
     pub prompt: String,
     pub took_ms: u64,
+    /// noggin was still indexing the brain as the research began: what is
+    /// open may be answered once that is done.
+    pub indexing: bool,
     /// Self-researched facts, in the order they were asked.
     pub facts: Vec<Fact>,
     /// Facts answered beyond those shown.
@@ -324,6 +327,7 @@ fn card_research(
         seq: record.seq,
         prompt: cut_on_word(&record.prompt, PROMPT_CHARS).0,
         took_ms: response.took_ms,
+        indexing: response.indexing,
         more_facts: response.answered.len().saturating_sub(facts.len()),
         facts,
         open: response

@@ -126,8 +126,9 @@ fn base_document() -> Value {
                 ],
                 "responses": {
                     "200": {"description": "hits", "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["hits"],
-                        "properties": {"hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}}}}}}},
+                        "type": "object", "required": ["hits", "indexing"],
+                        "properties": {"hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
+                            "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as the search began: a note not found may be found once it is done"}}}}}},
                     "400": error_response("empty query, bad limit or invalid UTF-8"),
                     "401": error_response("missing or wrong token")
                 }
@@ -164,7 +165,7 @@ fn research_path() -> Value {
         "responses": {
             "200": {"description": "answered and unanswered questions with evidence", "content": {"application/json": {"schema": {
                 "type": "object",
-                "required": ["research_id", "answered", "unanswered", "evidence_chars", "took_ms"],
+                "required": ["research_id", "answered", "unanswered", "evidence_chars", "took_ms", "indexing"],
                 "properties": {
                     "research_id": {"type": "string"},
                     "project_context": {"type": "string"},
@@ -185,7 +186,8 @@ fn research_path() -> Value {
                             "evidence": {"type": "array", "items": {"$ref": "#/components/schemas/Evidence"}}
                         }}},
                     "evidence_chars": {"type": "integer"},
-                    "took_ms": {"type": "integer"}
+                    "took_ms": {"type": "integer"},
+                    "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as the research began: a question left open may be answered once it is done (GET /v1/status)"}
                 }}}}},
             "400": error_response("no questions, too many, too long, control characters"),
             "401": error_response("missing or wrong token"),
@@ -207,7 +209,7 @@ fn source_schema() -> Value {
 
 /// `GET /v1/card`: what the web card shows.
 fn card_path() -> Value {
-    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "facts", "more_facts", "open"],
+    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "indexing", "facts", "more_facts", "open"],
         "properties": {
             "research_id": {"type": "string"},
             "session": {"type": ["string", "null"]},
@@ -215,6 +217,7 @@ fn card_path() -> Value {
             "seq": {"type": "integer", "description": "grows with every research"},
             "prompt": {"type": "string", "description": "cut to 160 characters"},
             "took_ms": {"type": "integer"},
+            "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as this research began"},
             "facts": {"type": "array", "description": "at most --card-facts (3)", "items": {
                 "type": "object", "required": ["question", "answer", "cut", "text", "confidence", "source", "sources"],
                 "properties": {
