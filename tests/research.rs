@@ -290,6 +290,18 @@ async fn research_during_the_first_index_says_the_index_is_not_done() {
         let (status, search) = server.get("/v1/search?q=payments").await;
         assert_eq!(status, StatusCode::OK, "{search}");
         assert!(search["indexing"].is_boolean(), "{search}");
+        // Only a research during indexing leaves this question open, and
+        // the context pack then says why.
+        let (status, pack) = server
+            .post_json("/v1/context", &json!({"questions": [question]}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{pack}");
+        if pack["unanswered"] == json!([question]) {
+            assert!(
+                pack["warnings"].to_string().contains("still indexing"),
+                "{pack}"
+            );
+        }
         if !indexing {
             let found = answered(&body, question)
                 .unwrap_or_else(|| panic!("left open by a finished index: {body}"));

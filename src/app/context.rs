@@ -215,7 +215,17 @@ impl Noggin {
             context: session.as_ref().map(|s| &s.context),
             marker: Some(&self.knowledge_settings().marker),
         };
-        let pack = assemble(&inputs, budget);
+        let mut pack = assemble(&inputs, budget);
+        if research
+            .as_ref()
+            .is_some_and(|r| r.indexing && !r.unanswered.is_empty())
+        {
+            pack.warnings.push(
+                "noggin was still indexing the brain: the questions left open may be \
+                 answered once it is done"
+                    .to_string(),
+            );
+        }
         Ok(PackResponse {
             pack,
             session_found: request.session.as_ref().map(|_| session.is_some()),

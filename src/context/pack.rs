@@ -103,7 +103,8 @@ pub struct Pack {
     /// Every section, in priority order.
     pub sections: Vec<SectionReport>,
     pub last_user_query: Option<QueryReport>,
-    /// Said when the budget could not be kept.
+    /// Said when the budget could not be kept, or when questions were left
+    /// open while the brain was still being indexed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
