@@ -133,8 +133,8 @@ fn any_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D:
 pub struct SearchResults {
     pub hits: Vec<Hit>,
     /// True when noggin was still bringing its index up to date with the
-    /// brain as the search began: a note not found yet may be found once
-    /// that is done.
+    /// brain after it started, as the search began: a note not found yet may
+    /// be found once that is done.
     pub indexing: bool,
 }
 
@@ -382,7 +382,7 @@ impl Noggin {
         let index = self.inner.index.clone();
         // Read before searching: the reader has every commit of a reconcile
         // by the time it reports itself done.
-        let indexing = index.status().indexing;
+        let indexing = index.status().catching_up();
         let hits = tokio::task::spawn_blocking(move || index.search(&q, &filter, limit))
             .await
             .context("the search task failed")??;
@@ -393,7 +393,7 @@ impl Noggin {
     /// records the research for the card.
     pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
         request.validate()?;
-        let indexing = self.inner.index.status().indexing;
+        let indexing = self.inner.index.status().catching_up();
         let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
         let mut response = research_questions(corpus, &self.inner.research, &request).await;
         response.indexing = indexing;

@@ -87,6 +87,16 @@ pub struct IndexStatus {
     pub commit_error: Option<String>,
 }
 
+impl IndexStatus {
+    /// The index is being brought up to date with the brain for the first
+    /// time since it was opened: what a search misses may still be found.
+    /// A later reconcile (a rescan) starts from an index that was complete,
+    /// so it does not count.
+    pub fn catching_up(&self) -> bool {
+        self.indexing && self.last_reconcile.is_none()
+    }
+}
+
 /// A cheap, cloneable handle on the index of one brain.
 #[derive(Clone)]
 pub struct Index {

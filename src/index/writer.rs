@@ -834,6 +834,33 @@ mod tests {
         assert_eq!(index.status().notes, 3);
     }
 
+    /// Only the first reconcile since the index was opened means the index
+    /// is catching up: a rescan starts from a complete index.
+    #[test]
+    fn only_the_first_reconcile_catches_up() {
+        let temp = tempfile::tempdir().unwrap();
+        let brain = temp.path().join("brain");
+        std::fs::create_dir_all(&brain).unwrap();
+        std::fs::write(brain.join("a.md"), "# A\n\nalpha").unwrap();
+        let index = Index::open(IndexOptions {
+            brain,
+            data_dir: None,
+            max_note_bytes: 100,
+            read_only: false,
+        })
+        .unwrap();
+        assert!(!index.status().catching_up(), "nothing asked for yet");
+        index.reconcile_blocking(None).unwrap();
+        let done = index.status();
+        assert!(!done.indexing && !done.catching_up(), "{done:?}");
+
+        let mut status = done.clone();
+        status.indexing = true;
+        assert!(!status.catching_up(), "a rescan of a complete index");
+        status.last_reconcile = None;
+        assert!(status.catching_up(), "the first pass");
+    }
+
     /// A commit that fails (the disk refuses the new segment's files)
     /// leaves the index unhealthy; once the disk takes files again, the
     /// next command indexes what the failed commit had, and new notes too.

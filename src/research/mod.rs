@@ -251,8 +251,9 @@ pub struct ResearchResponse {
     pub evidence_chars: usize,
     pub took_ms: u64,
     /// True when noggin was still bringing its index up to date with the
-    /// brain (the first index of a new brain, or a rescan) as the research
-    /// began: a question left open may find its note once that is done.
+    /// brain after it started (the first index of a new brain, notes changed
+    /// while it was not running) as the research began: a question left
+    /// open may find its note once that is done.
     pub indexing: bool,
 }
 

@@ -128,7 +128,7 @@ fn base_document() -> Value {
                     "200": {"description": "hits", "content": {"application/json": {"schema": {
                         "type": "object", "required": ["hits", "indexing"],
                         "properties": {"hits": {"type": "array", "items": {"$ref": "#/components/schemas/Hit"}},
-                            "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as the search began: a note not found may be found once it is done"}}}}}},
+                            "indexing": {"type": "boolean", "description": "noggin was still bringing its index up to date after it started, as the search began: a note not found may be found once that is done"}}}}}},
                     "400": error_response("empty query, bad limit or invalid UTF-8"),
                     "401": error_response("missing or wrong token")
                 }
@@ -187,7 +187,7 @@ fn research_path() -> Value {
                         }}},
                     "evidence_chars": {"type": "integer"},
                     "took_ms": {"type": "integer"},
-                    "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as the research began: a question left open may be answered once it is done (GET /v1/status)"}
+                    "indexing": {"type": "boolean", "description": "noggin was still bringing its index up to date after it started, as the research began: a question left open may be answered once that is done (GET /v1/status)"}
                 }}}}},
             "400": error_response("no questions, too many, too long, control characters"),
             "401": error_response("missing or wrong token"),
