@@ -398,6 +398,14 @@ fn walk_body(body: &str) -> Walked {
 /// Collapses runs of whitespace and control characters to single spaces.
 fn collapse_whitespace(text: &str) -> String {
     let bytes = text.as_bytes();
+    if single_separated(bytes) {
+        // Most blocks: a line break is all there is to change.
+        let spaced = bytes
+            .iter()
+            .map(|&b| if b == b'\n' { b' ' } else { b })
+            .collect();
+        return String::from_utf8(spaced).expect("printable ASCII stays UTF-8");
+    }
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     // Each word (a run of other characters) is copied whole; printable
@@ -442,6 +450,29 @@ fn collapse_whitespace(text: &str) -> String {
         }
         out.push_str(&text[start..i]);
     }
+}
+
+/// True when `bytes` are printable ASCII words, each two separated by one
+/// space or one line break and nothing else: collapsing only turns the line
+/// breaks into spaces. The folds do not stop early, so they run a block
+/// at a time rather than a byte at a time.
+fn single_separated(bytes: &[u8]) -> bool {
+    let separator = |b: u8| b == b' ' || b == b'\n';
+    match (bytes.first(), bytes.last()) {
+        (None, _) | (_, None) => return true,
+        (Some(&first), Some(&last)) if separator(first) || separator(last) => return false,
+        _ => {}
+    }
+    let plain = bytes.iter().fold(true, |ok, &b| {
+        ok & ((b' '..=b'~').contains(&b) | (b == b'\n'))
+    });
+    let doubled = bytes
+        .iter()
+        .zip(&bytes[1..])
+        .fold(false, |doubled, (&a, &b)| {
+            doubled | (separator(a) & separator(b))
+        });
+    plain && !doubled
 }
 
 /// Groups blocks into passages of about [`PASSAGE_TARGET_CHARS`]. A block
@@ -518,6 +549,14 @@ mod tests {
                 .split(|c: char| c.is_whitespace() || c.is_control())
                 .filter(|w| !w.is_empty())
                 .collect();
+            proptest::prop_assert_eq!(collapse_whitespace(&text), words.join(" "));
+        }
+
+        /// The same for text made of what the shortcut for printable ASCII
+        /// passes over: words, single and double spaces and line breaks.
+        #[test]
+        fn collapse_whitespace_joins_ascii_words(text in "[ a-z~!\n]{0,40}") {
+            let words: Vec<&str> = text.split([' ', '\n']).filter(|w| !w.is_empty()).collect();
             proptest::prop_assert_eq!(collapse_whitespace(&text), words.join(" "));
         }
     }
