@@ -54,7 +54,7 @@ pub fn obsidian_help_en() -> PathBuf {
 pub const CHANGE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// How long starting a server (including its first reconcile) may take.
-const START_DEADLINE: Duration = Duration::from_secs(30);
+pub const START_DEADLINE: Duration = Duration::from_secs(30);
 
 /// A brain in a temp dir of its own; removed when dropped.
 pub struct TestBrain {

@@ -85,15 +85,21 @@ pub struct IndexStatus {
     /// Why the last commit failed; `None` while commits succeed. Searches
     /// then miss what changed since the last good commit.
     pub commit_error: Option<String>,
+    /// A reconcile has ended since the index was opened with nothing left
+    /// that a commit failed to take: the index was then up to date.
+    #[serde(skip)]
+    pub caught_up: bool,
 }
 
 impl IndexStatus {
     /// The index is being brought up to date with the brain for the first
-    /// time since it was opened: what a search misses may still be found.
+    /// time since it was opened (or that first pass could not commit yet
+    /// and will be tried again): what a search misses may still be found.
     /// A later reconcile (a rescan) starts from an index that was complete,
-    /// so it does not count.
+    /// so it does not count. An index opened only to read knows nothing of
+    /// the writer's progress and never says so.
     pub fn catching_up(&self) -> bool {
-        self.indexing && self.last_reconcile.is_none()
+        !self.caught_up && (self.indexing || self.commit_error.is_some())
     }
 }
 

@@ -401,7 +401,10 @@ impl WriterOwner {
                 // The folder vanished: keep the index as it was rather than
                 // wiping it for what may be an unmounted disk.
                 tracing::warn!(%error, "cannot scan the brain");
-                self.set_indexing(false);
+                let mut status = self.setup.status.lock().expect("status lock poisoned");
+                status.indexing = false;
+                // Nothing more will come of waiting for this pass.
+                status.caught_up = true;
                 return report;
             }
         };
@@ -501,6 +504,7 @@ impl WriterOwner {
         {
             let mut status = self.setup.status.lock().expect("status lock poisoned");
             status.indexing = false;
+            status.caught_up |= status.commit_error.is_none();
             status.last_reconcile = Some(report.clone());
         }
         report
@@ -793,7 +797,7 @@ fn ancestor_folders(path: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::ancestor_folders;
-    use crate::index::{Index, IndexOptions};
+    use crate::index::{Index, IndexOptions, IndexStatus};
 
     /// A reconcile reads new notes, leaves unchanged ones unread, re-reads
     /// edited ones and takes out a note that grew over the size limit.
@@ -834,31 +838,46 @@ mod tests {
         assert_eq!(index.status().notes, 3);
     }
 
-    /// Only the first reconcile since the index was opened means the index
-    /// is catching up: a rescan starts from a complete index.
+    /// Only the first pass since the index was opened means the index is
+    /// catching up, until it has committed: a first commit the disk refused
+    /// still does, and a rescan of a complete index does not.
     #[test]
-    fn only_the_first_reconcile_catches_up() {
+    fn only_the_first_pass_catches_up_until_it_commits() {
+        use crate::index::directory::REFUSING_NEW_FILES;
         let temp = tempfile::tempdir().unwrap();
-        let brain = temp.path().join("brain");
+        let brain = std::fs::canonicalize(temp.path()).unwrap().join("brain");
         std::fs::create_dir_all(&brain).unwrap();
         std::fs::write(brain.join("a.md"), "# A\n\nalpha").unwrap();
         let index = Index::open(IndexOptions {
-            brain,
+            brain: brain.clone(),
             data_dir: None,
             max_note_bytes: 100,
             read_only: false,
         })
         .unwrap();
         assert!(!index.status().catching_up(), "nothing asked for yet");
+
+        REFUSING_NEW_FILES.lock().unwrap().push(brain.clone());
+        index.reconcile_blocking(None).unwrap();
+        REFUSING_NEW_FILES.lock().unwrap().retain(|p| *p != brain);
+        let refused = index.status();
+        assert!(
+            refused.commit_error.is_some() && refused.catching_up(),
+            "{refused:?}"
+        );
+
         index.reconcile_blocking(None).unwrap();
         let done = index.status();
-        assert!(!done.indexing && !done.catching_up(), "{done:?}");
+        assert!(
+            done.commit_error.is_none() && !done.catching_up(),
+            "{done:?}"
+        );
+        let mut rescan = done.clone();
+        rescan.indexing = true;
+        assert!(!rescan.catching_up(), "a rescan of a complete index");
 
-        let mut status = done.clone();
-        status.indexing = true;
-        assert!(!status.catching_up(), "a rescan of a complete index");
-        status.last_reconcile = None;
-        assert!(status.catching_up(), "the first pass");
+        // An index opened only to read (another process writes) cannot tell.
+        assert!(!IndexStatus::default().catching_up());
     }
 
     /// A commit that fails (the disk refuses the new segment's files)

@@ -95,7 +95,7 @@ fn context_path() -> Value {
 fn pack_path() -> Value {
     json!({"post": {
         "summary": "The context pack: project context, self-researched facts, working context and the last user query in one block",
-        "description": "Runs research for `questions` (recorded like POST /v1/research), reads the session and fits everything into `budget` characters by priority: the last user query (never cut: if the budget cannot hold it, it is included whole and `warnings` says so), self-researched facts, the working context, the project context.",
+        "description": "Runs research for `questions` (recorded like POST /v1/research), reads the session and fits everything into `budget` characters by priority: the last user query (never cut: if the budget cannot hold it, it is included whole and `warnings` says so; `warnings` also says when questions were left open while noggin was still indexing the brain), self-researched facts, the working context, the project context.",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "properties": {
             "session": {"type": "string", "maxLength": MAX_SESSION_CHARS},
             "prompt": {"type": "string", "maxLength": 20000, "description": "the user's request; the last user query when given"},
