@@ -126,6 +126,11 @@ pub(super) struct WriterSetup {
     pub status: Arc<Mutex<IndexStatus>>,
 }
 
+/// Says in the status whether a reconcile runs (asked for, or under way).
+fn set_indexing(status: &Mutex<IndexStatus>, indexing: bool) {
+    status.lock().expect("status lock poisoned").indexing = indexing;
+}
+
 /// Cloneable sender of work to the writer thread.
 #[derive(Clone)]
 pub(super) struct WriterHandle {
@@ -186,18 +191,14 @@ impl WriterHandle {
         // in the moment before the writer takes it up must not pass for one
         // over a complete index.
         if reconciles {
-            self.set_indexing(true);
+            set_indexing(&self.status, true);
         }
         self.tx.send(command).map_err(|_| {
             if reconciles {
-                self.set_indexing(false);
+                set_indexing(&self.status, false);
             }
             Error::WriterGone
         })
-    }
-
-    fn set_indexing(&self, indexing: bool) {
-        self.status.lock().expect("status lock poisoned").indexing = indexing;
     }
 
     pub async fn reconcile(&self, progress: Option<Progress>) -> Result<ReconcileReport, Error> {
@@ -383,17 +384,9 @@ impl WriterOwner {
         }
     }
 
-    fn set_indexing(&self, indexing: bool) {
-        self.setup
-            .status
-            .lock()
-            .expect("status lock poisoned")
-            .indexing = indexing;
-    }
-
     fn reconcile(&mut self, progress: Option<Progress>) -> ReconcileReport {
         let started = Instant::now();
-        self.set_indexing(true);
+        set_indexing(&self.setup.status, true);
         let mut report = ReconcileReport::default();
         let files = match list_notes(&self.setup.brain) {
             Ok((files, _)) => files,
