@@ -792,6 +792,17 @@ mod tests {
     use super::ancestor_folders;
     use crate::index::{Index, IndexOptions, IndexStatus};
 
+    /// A writable index of `brain`, not yet reconciled.
+    fn open_index(brain: &std::path::Path, max_note_bytes: u64) -> Index {
+        Index::open(IndexOptions {
+            brain: brain.to_path_buf(),
+            data_dir: None,
+            max_note_bytes,
+            read_only: false,
+        })
+        .unwrap()
+    }
+
     /// A reconcile reads new notes, leaves unchanged ones unread, re-reads
     /// edited ones and takes out a note that grew over the size limit.
     #[test]
@@ -803,13 +814,7 @@ mod tests {
         write("a.md", "# A\n\nalpha");
         write("sub/b.md", "# B\n\nbeta");
         write("c.md", "# C\n\ngamma");
-        let index = Index::open(IndexOptions {
-            brain: brain.clone(),
-            data_dir: None,
-            max_note_bytes: 100,
-            read_only: false,
-        })
-        .unwrap();
+        let index = open_index(&brain, 100);
         let first = index.reconcile_blocking(None).unwrap();
         assert_eq!((first.notes, first.reparsed, first.unchanged), (3, 3, 0));
         // tantivy drops each document once it has indexed it.
@@ -841,13 +846,7 @@ mod tests {
         let brain = std::fs::canonicalize(temp.path()).unwrap().join("brain");
         std::fs::create_dir_all(&brain).unwrap();
         std::fs::write(brain.join("a.md"), "# A\n\nalpha").unwrap();
-        let index = Index::open(IndexOptions {
-            brain: brain.clone(),
-            data_dir: None,
-            max_note_bytes: 100,
-            read_only: false,
-        })
-        .unwrap();
+        let index = open_index(&brain, 100);
         assert!(!index.status().catching_up(), "nothing asked for yet");
 
         REFUSING_NEW_FILES.lock().unwrap().push(brain.clone());
@@ -884,13 +883,7 @@ mod tests {
         std::fs::create_dir_all(&brain).unwrap();
         let write = |path: &str, text: &str| std::fs::write(brain.join(path), text).unwrap();
         write("a.md", "# A\n\nalpha");
-        let index = Index::open(IndexOptions {
-            brain: brain.clone(),
-            data_dir: None,
-            max_note_bytes: 1_000,
-            read_only: false,
-        })
-        .unwrap();
+        let index = open_index(&brain, 1_000);
         index.reconcile_blocking(None).unwrap();
         assert!(index.status().commit_error.is_none());
         let found = |word: &str| {
