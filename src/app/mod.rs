@@ -382,7 +382,7 @@ impl Noggin {
         let index = self.inner.index.clone();
         // Read before searching: the reader has every commit of a reconcile
         // by the time it reports itself done.
-        let indexing = index.status().catching_up();
+        let indexing = index.catching_up();
         let hits = tokio::task::spawn_blocking(move || index.search(&q, &filter, limit))
             .await
             .context("the search task failed")??;
@@ -393,7 +393,7 @@ impl Noggin {
     /// records the research for the card.
     pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
         request.validate()?;
-        let indexing = self.inner.index.status().catching_up();
+        let indexing = self.inner.index.catching_up();
         let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
         let mut response = research_questions(corpus, &self.inner.research, &request).await;
         response.indexing = indexing;

@@ -260,6 +260,16 @@ impl Index {
             .clone()
     }
 
+    /// [`IndexStatus::catching_up`], without copying the status: every
+    /// search and research asks.
+    pub fn catching_up(&self) -> bool {
+        self.inner
+            .status
+            .lock()
+            .expect("status lock poisoned")
+            .catching_up()
+    }
+
     /// Bytes used by the index files on disk.
     pub fn size_bytes(&self) -> u64 {
         walkdir::WalkDir::new(&self.inner.index_dir)
