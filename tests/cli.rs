@@ -195,6 +195,23 @@ fn serve_stops_cleanly_on_sigterm() {
 }
 
 #[test]
+fn serve_stops_cleanly_on_sigterm_sent_as_soon_as_it_says_where_it_serves() {
+    // The moment a supervisor can know the server is up is the moment it may
+    // stop it: the signal must be heard from then on, not from the accept
+    // loop's first turn.
+    let brain = TestBrain::sample();
+    for _ in 0..3 {
+        let mut serve = Serve::start(
+            noggin()
+                .args(["serve", "--brain", path_arg(&brain)])
+                .args(["--addr", "127.0.0.1:0"]),
+        );
+        let status = serve.terminate();
+        assert!(status.success(), "exit after SIGTERM: {status:?}");
+    }
+}
+
+#[test]
 fn serve_reads_its_settings_from_the_environment() {
     let brain = TestBrain::sample();
     let data = tempfile::tempdir().unwrap();
@@ -357,11 +374,11 @@ impl Serve {
 
     /// Sends SIGTERM and waits for the exit.
     fn terminate(&mut self) -> ExitStatus {
-        let sent = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(sent.success(), "kill -TERM failed");
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) on this test's own child, which has not been waited
+        // for, so the pid cannot have been reused.
+        let sent = unsafe { libc::kill(pid, libc::SIGTERM) };
+        assert_eq!(sent, 0, "kill -TERM failed");
         wait_for_exit(&mut self.child, DEADLINE)
     }
 }

@@ -9,6 +9,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = args.server_config()?;
     super::runtime()?.block_on(async move {
         let addr = config.addr;
+        // Before anything can be sent a signal for: from here on, Ctrl-C and
+        // SIGTERM end `serve` cleanly.
+        let shutdown = server::shutdown_signal();
         let state = server::AppState::open(config)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -17,7 +20,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let brain = state.app.brain().display().to_string();
         tracing::info!(%brain, "serving");
         eprintln!("noggin is serving {brain} at http://{local}/");
-        server::run(listener, state, server::shutdown_signal()).await?;
+        server::run(listener, state, shutdown).await?;
         Ok(())
     })
 }

@@ -177,31 +177,46 @@ pub async fn run(
     serve::serve(listener, app(state), limits, shutdown, closing).await
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Listens for Ctrl-C and SIGTERM from the moment it is called and resolves
+/// on the first of them. The handlers are installed here, not when the future
+/// is first polled: a signal sent as soon as `serve` says where it listens
+/// (or while the accept loop is busy) still stops it cleanly instead of
+/// killing it. Must be called inside the runtime.
+#[cfg(unix)]
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listen = |kind: SignalKind, name: &'static str| {
+        let installed = signal(kind)
+            .inspect_err(|error| tracing::error!(%error, "cannot listen for {name}"))
+            .ok();
+        async move {
+            match installed {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+    };
+    let interrupt = listen(SignalKind::interrupt(), "Ctrl-C");
+    let terminate = listen(SignalKind::terminate(), "SIGTERM");
+    async move {
+        tokio::select! {
+            () = interrupt => {},
+            () = terminate => {},
+        }
+        tracing::info!("shutting down");
+    }
+}
+
+/// Resolves on Ctrl-C.
+#[cfg(not(unix))]
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::error!(%error, "cannot listen for Ctrl-C");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
 }

@@ -79,9 +79,11 @@ pub async fn serve(
     let mut reserve = reserve_descriptor();
     tokio::pin!(shutdown);
     loop {
+        // Shutdown first: a stream of clients cannot keep it from being seen.
         let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
+            biased;
             () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
         };
         let stream =
             match accepted {
