@@ -328,6 +328,19 @@ async fn every_rejected_request_leaves_the_brain_unchanged() {
             json!({"prompt": "p", "qa": [{"question": 7, "answer": "An answer long enough."}]}),
         ),
         ("not an object", json!(["p"])),
+        // A misspelt field would lose the answer, or the session, silently.
+        (
+            "misspelt question",
+            json!({"prompt": "p", "qa": [{"qustion": "Who signs off?", "answer": "The finance lead signs off."}]}),
+        ),
+        (
+            "missing answer",
+            json!({"prompt": "p", "qa": [ok, {"question": "Who signs off?"}]}),
+        ),
+        (
+            "misspelt session",
+            json!({"prompt": "p", "qa": [ok], "sesion": "s1"}),
+        ),
     ];
     for (what, body) in cases {
         let (status, response) = server.post_json("/v1/answers", &body).await;

@@ -138,8 +138,11 @@ pub struct SearchResults {
     pub indexing: bool,
 }
 
-/// `remember`: the user's answers to the questions about a request.
+/// `remember`: the user's answers to the questions about a request. A
+/// misspelt field is refused rather than ignored: an answer under
+/// `"qustion"` would otherwise be skipped as empty, and a `"sesion"` lost.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RememberRequest {
     /// The request the answers clarify; it names the note.
     #[serde(default)]
@@ -151,13 +154,13 @@ pub struct RememberRequest {
     pub session: Option<String>,
 }
 
-/// One question and the user's answer to it.
+/// One question and the user's answer to it; both must be given (an empty
+/// one is skipped with a reason).
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct QuestionAnswer {
-    #[serde(default)]
-    pub question: Option<String>,
-    #[serde(default)]
-    pub answer: Option<String>,
+    pub question: String,
+    pub answer: String,
     /// Who answered; `self-research` answers are never saved.
     #[serde(default)]
     pub source: Option<String>,
@@ -432,8 +435,8 @@ impl Noggin {
             .qa
             .into_iter()
             .map(|qa| knowledge::Answer {
-                question: qa.question.unwrap_or_default(),
-                answer: qa.answer.unwrap_or_default(),
+                question: qa.question,
+                answer: qa.answer,
                 source: qa.source,
             })
             .collect();

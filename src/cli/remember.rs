@@ -14,8 +14,8 @@ pub fn remember(args: RememberArgs) -> anyhow::Result<()> {
         qa: pairs
             .into_iter()
             .map(|given| QuestionAnswer {
-                question: Some(given.question),
-                answer: Some(given.answer),
+                question: given.question,
+                answer: given.answer,
                 source: given.source,
             })
             .collect(),

@@ -25,11 +25,11 @@ fn answers_operation() -> Value {
         "summary": "Write the user's answers into the brain as a dated note",
         "description": "Answers go to `<knowledge folder>/YYYY-MM-DD <slug>.md`, appended to today's note of the same prompt. The response is sent once the note is on disk and indexed. Self-researched, too short (under --min-answer-chars), empty and already saved answers are skipped with a reason; with --no-save everything is skipped as `disabled`. Bad input is refused as a whole and writes nothing.",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {
-            "type": "object", "required": ["prompt", "qa"],
+            "type": "object", "required": ["prompt", "qa"], "additionalProperties": false,
             "properties": {
                 "prompt": {"type": "string", "minLength": 1, "maxLength": MAX_PROMPT_CHARS, "description": "the request the answers clarify; it names the note"},
                 "qa": {"type": "array", "maxItems": MAX_ANSWERS, "items": {
-                    "type": "object", "required": ["question", "answer"],
+                    "type": "object", "required": ["question", "answer"], "additionalProperties": false,
                     "properties": {
                         "question": {"type": "string", "maxLength": MAX_QUESTION_CHARS, "description": "one line: control characters are refused"},
                         "answer": {"type": "string", "maxLength": MAX_ANSWER_CHARS},
@@ -50,7 +50,7 @@ fn answers_operation() -> Value {
                         "question": {"type": "string"},
                         "reason": {"type": "string", "enum": ["self-research", "too-short", "empty", "duplicate", "disabled"]}}}}
                 }}}}},
-            "400": error_response("not the expected JSON, empty or too long prompt, too many entries, a question with a control character, too long question or answer"),
+            "400": error_response("not the expected JSON (a missing question or answer, an unknown field), empty or too long prompt, too many entries, a question with a control character, too long question or answer"),
             "401": error_response("missing or wrong token"),
             "413": error_response("body too large"),
             "503": error_response("out of file descriptors, or the note kept changing under an editor; nothing acknowledged, retry")
