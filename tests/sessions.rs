@@ -500,6 +500,18 @@ async fn bad_requests_get_a_4xx_and_change_nothing() {
             StatusCode::BAD_REQUEST,
             "invalid-json",
         ),
+        // A key twice is no event of either kind, at the top or inside.
+        (
+            r#"{"type": "user_message", "text": "ok", "type": "goal"}"#.to_string(),
+            StatusCode::BAD_REQUEST,
+            "invalid-json",
+        ),
+        (
+            r#"[{"type": "tool_call", "tool": "edit", "arguments": {"path": "a.rs", "path": "b.rs"}}]"#
+                .to_string(),
+            StatusCode::BAD_REQUEST,
+            "invalid-json",
+        ),
     ];
     for (body, status, code) in cases {
         let (got, response) = server
