@@ -258,6 +258,12 @@ static HEADING_ID: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\s*\{(?:#[\w-]+(?:\s+[.#][\w-]+)*|/\*?[^{}]*?\*?/)\}\s*$").expect("static regex")
 });
 
+/// Where a heading's id written after it begins in the heading's text
+/// (with the space before it), if it has one.
+pub fn heading_id_start(heading: &str) -> Option<usize> {
+    HEADING_ID.find(heading).map(|m| m.start())
+}
+
 static CALLOUT_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     // The pattern is a literal, so compiling it cannot fail.
     Regex::new(r"\[!([A-Za-z][\w-]*)\][+-]?\s*").unwrap()

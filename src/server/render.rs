@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, CowStr, Event, LinkType, Parser, Tag, TagEnd};
 use regex::Regex;
 
-use crate::brain::parse::markdown_options;
+use crate::brain::parse::{heading_id_start, markdown_options};
 
 /// Where the links of a note lead.
 pub trait LinkResolver {
@@ -31,6 +31,7 @@ pub trait LinkResolver {
 /// because the page shows the title already.
 pub fn render_body(body: &str, path: &str, title: &str, links: &impl LinkResolver) -> String {
     let mut events: Vec<Event> = Parser::new_ext(body, markdown_options()).collect();
+    strip_heading_ids(&mut events);
     drop_leading_title(&mut events, title);
     assign_heading_ids(&mut events);
     let events = rewrite(events, path, links);
@@ -73,6 +74,54 @@ fn text_until_end(events: &[Event], start: usize) -> (String, usize) {
         }
     }
     (text, events.len().saturating_sub(1))
+}
+
+/// Takes a heading's id written after it (`## Setup {#setup}`, MDX's
+/// `{/*setup*/}`) out of the page, as the index does: it renders as nothing,
+/// and the heading's anchor is the one `[[Note#Setup]]` and the evidence's
+/// links name.
+fn strip_heading_ids(events: &mut Vec<Event>) {
+    let mut drop = vec![false; events.len()];
+    for start in 0..events.len() {
+        if !matches!(events[start], Event::Start(Tag::Heading { .. })) {
+            continue;
+        }
+        let (text, end) = text_until_end(events, start);
+        let Some(cut) = heading_id_start(&text) else {
+            continue;
+        };
+        // Walks the heading's events as `text_until_end` read them: what
+        // begins at or after `cut` goes (tags opened there with their ends),
+        // the text the id begins in is cut short.
+        let (mut at, mut opened) = (0usize, 0usize);
+        for i in start + 1..end {
+            let len = match &events[i] {
+                Event::Text(t) | Event::Code(t) => t.len(),
+                Event::SoftBreak | Event::HardBreak => 1,
+                _ => 0,
+            };
+            if at >= cut {
+                match &events[i] {
+                    Event::Start(_) => opened += 1,
+                    Event::End(_) if opened == 0 => continue,
+                    Event::End(_) => opened -= 1,
+                    _ => {}
+                }
+                drop[i] = true;
+            } else if at + len > cut {
+                if let Event::Text(t) = &events[i] {
+                    let kept = t[..cut - at].trim_end().to_string();
+                    events[i] = Event::Text(kept.into());
+                }
+            }
+            at += len;
+        }
+    }
+    let mut i = 0;
+    events.retain(|_| {
+        i += 1;
+        !drop[i - 1]
+    });
 }
 
 fn drop_leading_title(events: &mut Vec<Event>, title: &str) {
@@ -356,6 +405,25 @@ mod tests {
             html.contains("<pre><code class=\"language-html\">&lt;div onclick="),
             "{html}"
         );
+    }
+
+    #[test]
+    fn a_heading_id_renders_as_nothing() {
+        let html = render(
+            "# Notes {#notes}\n## Setup {#setup .wide}\ntext\n## *Database* {/*db*/}\n\
+             ## Use `{#id}`\n## Sets {a}\n",
+        );
+        // The title heading, once its id is gone, is the page's title.
+        assert!(!html.contains("<h1"), "{html}");
+        assert!(html.contains("<h2 id=\"setup\">Setup</h2>"), "{html}");
+        assert!(
+            html.contains("<h2 id=\"database\"><em>Database</em></h2>"),
+            "{html}"
+        );
+        // As in the index, where the heading reads "Use".
+        assert!(html.contains("<h2 id=\"use\">Use</h2>"), "{html}");
+        assert!(html.contains("<h2 id=\"sets-a\">Sets {a}</h2>"), "{html}");
+        assert!(!html.contains("{#") && !html.contains("{/"), "{html}");
     }
 
     #[test]
