@@ -177,10 +177,21 @@ async fn the_card_shows_a_few_facts_cut_short_with_their_sources() {
     let unknown = card(&server, "?session=nobody").await;
     assert_eq!(unknown["research"], Value::Null);
 
+    // Refused as every other place that takes a session refuses it.
     let too_long = format!("?session={}", "x".repeat(201));
-    let (status, body) = server.get(&format!("/v1/card{too_long}")).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_error_shape(&body, "a session that is too long");
+    for query in [
+        too_long.as_str(),
+        "?session=%00",
+        "?session=a%0Ab",
+        "?session=%20",
+    ] {
+        for route in ["/v1/card", "/v1/card/events"] {
+            let (status, body) = server.get(&format!("{route}{query}")).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{route}{query}: {body}");
+            assert_eq!(body["error"]["code"], "invalid-session", "{body}");
+            assert_error_shape(&body, query);
+        }
+    }
     server.stop().await;
 }
 

@@ -511,6 +511,22 @@ async fn a_configured_token_guards_the_api() {
             .request_as(Method::GET, path, Some("s3cret"), None)
             .await;
         assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        // The scheme's name is case-insensitive (RFC 9110); the token is not.
+        for (header, expected) in [
+            ("bearer s3cret", StatusCode::OK),
+            ("BEARER s3cret", StatusCode::OK),
+            ("Bearer S3CRET", StatusCode::UNAUTHORIZED),
+            ("Basic s3cret", StatusCode::UNAUTHORIZED),
+            ("Bearers3cret", StatusCode::UNAUTHORIZED),
+        ] {
+            let response = reqwest::Client::new()
+                .get(format!("{}{path}", server.base_url))
+                .header(reqwest::header::AUTHORIZATION, header)
+                .send()
+                .await
+                .expect("send a request");
+            assert_eq!(response.status(), expected, "{path} with {header:?}");
+        }
     }
     let (status, _) = server.request_as(Method::GET, "/healthz", None, None).await;
     assert_eq!(status, StatusCode::OK, "/healthz is for liveness probes");

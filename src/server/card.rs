@@ -31,7 +31,7 @@ use crate::context::sessions::Session;
 use crate::context::state::{Item, RecentFile};
 use crate::research::context::{cut_on_word, REQUEST_CONTEXT_PATH};
 use crate::research::log::ResearchRecord;
-use crate::research::{Evidence, MAX_SESSION_CHARS};
+use crate::research::Evidence;
 
 /// The prompt shown above the facts is cut to this many characters.
 const PROMPT_CHARS: usize = 160;
@@ -56,11 +56,11 @@ impl CardParams {
     /// The session asked for; an empty one means "any".
     fn session(self) -> Result<Option<String>, ApiError> {
         match self.session.filter(|s| !s.is_empty()) {
-            Some(s) if s.chars().count() > MAX_SESSION_CHARS => Err(ApiError::bad_request(
-                "invalid-session",
-                format!("session must be at most {MAX_SESSION_CHARS} characters"),
-            )),
-            session => Ok(session),
+            Some(s) => match crate::context::validate_session_id(&s) {
+                Ok(()) => Ok(Some(s)),
+                Err(error) => Err(ApiError::bad_request("invalid-session", error.to_string())),
+            },
+            None => Ok(None),
         }
     }
 }
@@ -402,10 +402,7 @@ pub fn authorized_for_pages(state: &AppState, headers: &HeaderMap) -> bool {
     let Some(token) = state.config.token.as_deref() else {
         return true;
     };
-    let bearer = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+    let bearer = super::bearer_token(headers);
     if bearer.is_some_and(|b| constant_time_eq(b.as_bytes(), token.as_bytes())) {
         return true;
     }

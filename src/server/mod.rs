@@ -132,11 +132,7 @@ async fn require_token(
     next: Next,
 ) -> Result<Response, ApiError> {
     if let Some(token) = state.config.token.as_deref() {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let given = bearer_token(request.headers());
         if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -159,6 +155,16 @@ fn mcp_hosts(config: &ServerConfig) -> Vec<String> {
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
     hosts.extend(config.door.hosts.iter().cloned());
     hosts
+}
+
+/// The token of `Authorization: Bearer <token>`; the scheme's name is
+/// case-insensitive (RFC 9110), so `bearer` and `BEARER` are accepted too.
+pub(crate) fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
 }
 
 /// Compares without an early exit, so response time does not leak the token.
