@@ -517,15 +517,17 @@ async fn dawdling_clients_are_cut_off_and_huge_bodies_refused_up_front() {
     let rest = closed_within(idle, "an idle keep-alive connection");
     assert!(String::from_utf8_lossy(&rest).starts_with("HTTP/1.1 200"));
 
-    // A body that never comes.
+    // A body that never comes: told so, not that its JSON is broken.
     let mut stalled = TcpStream::connect(&addr).expect("connect");
     stalled
         .write_all(
-            b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-              Content-Length: 100\r\n\r\n{\"q\":",
+            b"POST /v1/research HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Content-Length: 100\r\n\r\n{\"questions\":",
         )
         .expect("send part of a body");
-    closed_within(stalled, "a stalled body");
+    let response = String::from_utf8_lossy(&closed_within(stalled, "a stalled body")).into_owned();
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(response.contains("body-timeout"), "{response}");
 
     // Ten gigabytes announced: refused before a byte of it is read.
     let mut huge = TcpStream::connect(&addr).expect("connect");

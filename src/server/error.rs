@@ -244,6 +244,13 @@ where
 }
 
 fn json_rejection(rejection: JsonRejection) -> ApiError {
+    if timed_out(&rejection) {
+        return ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body-timeout",
+            "the request body did not arrive in time (--body-timeout-ms)",
+        );
+    }
     let status = rejection.status();
     let code = match status {
         StatusCode::PAYLOAD_TOO_LARGE => "body-too-large",
@@ -258,6 +265,19 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
         StatusCode::BAD_REQUEST
     };
     ApiError::new(status, code, rejection.body_text())
+}
+
+/// True when the body stopped coming: the server's body timeout, not a
+/// malformed body.
+fn timed_out(rejection: &JsonRejection) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
+    while let Some(error) = cause {
+        if error.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
 }
 
 /// `Query` that refuses query strings that are not valid UTF-8 once
