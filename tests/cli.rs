@@ -105,6 +105,76 @@ fn with_a_data_dir_index_and_search_leave_the_brain_untouched() {
 }
 
 #[test]
+fn a_data_dir_holding_the_users_files_loses_none_of_them() {
+    let brain = TestBrain::sample();
+    // A folder of the user's where noggin would put its index.
+    let data = tempfile::tempdir().unwrap();
+    let data_arg = data.path().to_str().unwrap();
+    std::fs::create_dir(data.path().join("index")).unwrap();
+    std::fs::write(data.path().join("index/thesis.txt"), "chapter one").unwrap();
+    let output = run(noggin().args(["index", "--brain", path_arg(&brain), "--data-dir", data_arg]));
+    assert!(!output.status.success(), "indexed over the user's folder");
+    assert!(
+        stderr(&output).contains("thesis.txt"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(data.path().join("index/thesis.txt")).unwrap(),
+        "chapter one"
+    );
+    // Not noggin's folder, so not marked for git to ignore.
+    assert!(!data.path().join(".gitignore").exists());
+
+    // The brain itself as the data folder: refused, nothing written.
+    let before: Vec<_> = std::fs::read_dir(brain.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let output = run(noggin().args([
+        "index",
+        "--brain",
+        path_arg(&brain),
+        "--data-dir",
+        path_arg(&brain),
+    ]));
+    assert!(
+        !output.status.success(),
+        "used the brain as its data folder"
+    );
+    assert!(
+        stderr(&output).contains("is the brain itself"),
+        "{}",
+        stderr(&output)
+    );
+    let after: Vec<_> = std::fs::read_dir(brain.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after);
+
+    // A folder of noggin's own is still rebuilt when its index is broken.
+    let own = tempfile::tempdir().unwrap();
+    let own_arg = own.path().join("data");
+    let own_arg = own_arg.to_str().unwrap();
+    let index = |args: &[&str]| {
+        run(noggin()
+            .args(["index", "--brain", path_arg(&brain)])
+            .args(args))
+    };
+    assert!(index(&["--data-dir", own_arg]).status.success());
+    assert!(own.path().join("data/.gitignore").is_file());
+    std::fs::write(own.path().join("data/index/meta.json"), "{ broken").unwrap();
+    let output = index(&["--data-dir", own_arg, "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("\"reparsed\":42"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
 fn search_prints_hits_for_people_and_scripts() {
     let brain = TestBrain::sample();
     let output = run(noggin().args(["search", "--brain", path_arg(&brain), "--json", "deploy"]));

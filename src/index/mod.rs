@@ -48,6 +48,16 @@ pub enum Error {
     },
     #[error("another noggin process holds the index in {0:?}")]
     Locked(PathBuf),
+    #[error(
+        "{path:?} holds {found:?}, which noggin did not write: it rebuilds its index \
+         there and would delete it. Move it away, or give --data-dir a folder of noggin's own"
+    )]
+    NotAnIndex { path: PathBuf, found: String },
+    #[error(
+        "the data folder {0:?} is the brain itself: noggin's files would sit among the notes. \
+         Leave --data-dir out (it is then the brain's .noggin folder) or give another folder"
+    )]
+    DataDirIsBrain(PathBuf),
     #[error("the index could not be updated: {0}")]
     CommitFailed(String),
     #[error("the index is open read-only")]
@@ -144,6 +154,9 @@ impl Index {
             .clone()
             .unwrap_or_else(|| brain.join(".noggin"));
         prepare_data_dir(&data_dir)?;
+        if std::fs::canonicalize(&data_dir).is_ok_and(|d| d == brain) {
+            return Err(Error::DataDirIsBrain(data_dir));
+        }
         // Before anything may be deleted or rebuilt: a second process must
         // never throw away an index that another one is creating or using.
         let owner = if options.read_only {
@@ -345,12 +358,44 @@ fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
         path: data_dir.to_path_buf(),
         source,
     };
+    // Only a folder noggin makes (or finds empty) is noggin's to mark: a
+    // `.gitignore` of `*` in a folder of the user's would hide it from git.
+    let ours = match std::fs::read_dir(data_dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(source) => return Err(io_err(source)),
+    };
     std::fs::create_dir_all(data_dir).map_err(io_err)?;
-    let gitignore = data_dir.join(".gitignore");
-    if !gitignore.exists() {
-        std::fs::write(&gitignore, "*\n").map_err(io_err)?;
+    if ours {
+        std::fs::write(data_dir.join(".gitignore"), "*\n").map_err(io_err)?;
     }
     Ok(())
+}
+
+/// The first entry of `index_dir` that is not a file of a tantivy index
+/// (the metadata, the locks, segment files named by a 32-digit hex id, and
+/// an atomic write's leftover temporary file), if any: a folder holding one
+/// is not noggin's to delete.
+fn foreign_entry(index_dir: &Path) -> std::io::Result<Option<String>> {
+    for entry in std::fs::read_dir(index_dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let segment = name.split_once('.').is_some_and(|(id, ext)| {
+            id.len() == 32
+                && id.bytes().all(|b| b.is_ascii_hexdigit())
+                && !ext.is_empty()
+                && ext.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.')
+        });
+        let known = matches!(
+            name.as_str(),
+            "meta.json" | ".managed.json" | ".tantivy-meta.lock" | ".tantivy-writer.lock"
+        ) || name.starts_with(".tmp")
+            || segment;
+        if !known || !entry.file_type()?.is_file() {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
 }
 
 /// Opens an index that exists, is intact and has our schema version; the
@@ -388,10 +433,17 @@ fn create_fresh(
     schema: &tantivy::schema::Schema,
 ) -> Result<tantivy::Index, Error> {
     if index_dir.exists() {
-        std::fs::remove_dir_all(index_dir).map_err(|source| Error::DataDir {
+        let io_err = |source| Error::DataDir {
             path: index_dir.to_path_buf(),
             source,
-        })?;
+        };
+        if let Some(found) = foreign_entry(index_dir).map_err(io_err)? {
+            return Err(Error::NotAnIndex {
+                path: index_dir.to_path_buf(),
+                found,
+            });
+        }
+        std::fs::remove_dir_all(index_dir).map_err(io_err)?;
     }
     std::fs::create_dir_all(index_dir).map_err(|source| Error::DataDir {
         path: index_dir.to_path_buf(),
