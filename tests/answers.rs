@@ -366,6 +366,42 @@ async fn every_rejected_request_leaves_the_brain_unchanged() {
     server.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_brain_moved_away_is_not_made_again_by_an_answer() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let away = brain.path().with_file_name("moved-away");
+    std::fs::rename(brain.path(), &away).expect("move the brain away");
+    let body = json!({"prompt": "Ship the fee", "qa": [qa("Who approves it?", "The finance lead approves every fee change.")]});
+    let (status, response) = server.post_json("/v1/answers", &body).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{response}");
+    assert_eq!(response["error"]["code"], "brain-unavailable", "{response}");
+    assert!(
+        !brain.path().exists(),
+        "the answer made the brain folder again"
+    );
+    let (_, status) = server.get("/v1/status").await;
+    assert_eq!(status["healthy"], false, "{status}");
+    assert!(
+        status["brain_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("does not exist")),
+        "{status}"
+    );
+
+    // Back in place: healthy, and the answer is saved.
+    std::fs::rename(&away, brain.path()).expect("move the brain back");
+    let (_, status) = server.get("/v1/status").await;
+    assert_eq!(status["healthy"], true, "{status}");
+    let (status, response) = server.post_json("/v1/answers", &body).await;
+    assert_eq!(status, StatusCode::OK, "{response}");
+    assert_eq!(
+        response["saved"][0]["questions"],
+        json!(["Who approves it?"])
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn skipped_answers_say_why() {
     let brain = TestBrain::sample();

@@ -28,6 +28,10 @@ pub enum Error {
     /// saving): nothing was acknowledged, and trying again is the remedy.
     #[error("{0}")]
     Busy(String),
+    /// What the request needs is not there now (the brain folder moved
+    /// away or unmounted): nothing was changed (HTTP 503 with the reason).
+    #[error("{message}")]
+    Unavailable { code: &'static str, message: String },
     /// A failure of noggin or of the disk; the detail is for the log.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -53,7 +57,9 @@ impl Error {
     /// MCP show it.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Invalid { code, .. } | Error::TooLarge { code, .. } => code,
+            Error::Invalid { code, .. }
+            | Error::TooLarge { code, .. }
+            | Error::Unavailable { code, .. } => code,
             Error::NotFound(_) => "not-found",
             Error::UnknownSession(_) => "unknown-session",
             Error::Busy(_) => "busy",
@@ -82,6 +88,10 @@ impl From<crate::knowledge::Error> for Error {
     fn from(error: crate::knowledge::Error) -> Error {
         match error.input_code() {
             Some(code) => Error::invalid(code, error.to_string()),
+            None if matches!(error, crate::knowledge::Error::BrainGone(_)) => Error::Unavailable {
+                code: "brain-unavailable",
+                message: error.to_string(),
+            },
             None if error.is_transient() => Error::Busy(error.to_string()),
             None => Error::Internal(error.into()),
         }

@@ -36,6 +36,9 @@ fn open(brain: &Path) -> Result<File, Error> {
     };
     if let Some(dir) = path.parent() {
         if !dir.is_dir() {
+            if !brain.is_dir() {
+                return Err(Error::BrainGone(brain.to_path_buf()));
+            }
             std::fs::create_dir_all(dir).map_err(io_err)?;
             // The folder is noggin's; a brain under git ignores it.
             let _ = std::fs::write(dir.join(".gitignore"), "*\n");

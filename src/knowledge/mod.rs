@@ -52,6 +52,8 @@ pub enum Error {
     Unrepresentable,
     #[error("the knowledge folder {0:?} leads outside the brain")]
     OutsideBrain(PathBuf),
+    #[error("the brain folder {0:?} is gone (moved, deleted or unmounted): nothing was written")]
+    BrainGone(PathBuf),
     #[error("no free file name for this prompt in {0:?}")]
     NoFreeName(PathBuf),
     #[error("{0:?} kept changing while the answers were added; try again")]
@@ -76,17 +78,19 @@ impl Error {
             Error::AnswerTooLong { .. } => "answer-too-long",
             Error::Unrepresentable => "unrepresentable-answer",
             Error::OutsideBrain(_)
+            | Error::BrainGone(_)
             | Error::NoFreeName(_)
             | Error::KeptChanging(_)
             | Error::Io { .. } => return None,
         })
     }
 
-    /// True for failures that pass: a note an editor kept saving, or the
-    /// process out of file descriptors. Worth a retry, not a bug report.
+    /// True for failures that pass: a note an editor kept saving, a brain
+    /// on a disk that is not mounted now, or the process out of file
+    /// descriptors. Worth a retry, not a bug report.
     pub fn is_transient(&self) -> bool {
         match self {
-            Error::KeptChanging(_) => true,
+            Error::KeptChanging(_) | Error::BrainGone(_) => true,
             Error::Io { source, .. } => is_out_of_descriptors(source),
             _ => false,
         }

@@ -77,6 +77,11 @@ pub(super) fn write_entries(
 ) -> Result<Written, Error> {
     let dir = brain.join(folder);
     if !dir.is_dir() {
+        // Made inside the brain, never along with it: a brain moved away
+        // must not come back as a folder of one note.
+        if !brain.is_dir() {
+            return Err(Error::BrainGone(brain.to_path_buf()));
+        }
         fs::create_dir_all(&dir).map_err(io_error(&dir))?;
         if let Some(parent) = dir.parent() {
             sync_dir(parent)?;

@@ -60,7 +60,9 @@ fn tool_error(error: app::Error) -> String {
         app::Error::Invalid { code, message } => format!("{code}: {message}"),
         app::Error::NotFound(message) => format!("not-found: {message}"),
         app::Error::UnknownSession(message) => format!("unknown-session: {message}"),
-        app::Error::TooLarge { code, message } => format!("{code}: {message}"),
+        app::Error::TooLarge { code, message } | app::Error::Unavailable { code, message } => {
+            format!("{code}: {message}")
+        }
         app::Error::Busy(message) => format!("busy: {message}"),
         app::Error::Internal(error) => {
             tracing::error!(error = %format!("{error:#}"), "MCP tool failed");

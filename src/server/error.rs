@@ -87,6 +87,9 @@ impl From<crate::app::Error> for ApiError {
                 ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, code, message)
             }
             crate::app::Error::Busy(message) => ApiError::busy(message),
+            crate::app::Error::Unavailable { code, message } => {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
+            }
             crate::app::Error::Internal(error) => ApiError::internal(format!("{error:#}")),
         }
     }
