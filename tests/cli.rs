@@ -175,6 +175,73 @@ fn a_data_dir_holding_the_users_files_loses_none_of_them() {
 }
 
 #[test]
+fn an_unreadable_brain_is_an_error_and_the_index_keeps_its_notes() {
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    // Root reads every folder whatever its mode: as root, noggin runs as
+    // `nobody` (setpriv), from a copy of the binary that user can reach.
+    // SAFETY: geteuid has no preconditions.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let temp = tempfile::tempdir().unwrap();
+    chmod(temp.path(), 0o755);
+    let bin = temp.path().join("noggin");
+    std::fs::copy(env!("CARGO_BIN_EXE_noggin"), &bin).unwrap();
+    let brain = TestBrain::sample();
+    let copy = temp.path().join("brain");
+    let copied = run(Command::new("cp").arg("-r").arg(brain.path()).arg(&copy));
+    assert!(copied.status.success(), "{}", stderr(&copied));
+    let data = temp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    chmod(&data, 0o777);
+    let index = || {
+        let mut command = if as_root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(&bin);
+            c
+        } else {
+            Command::new(&bin)
+        };
+        command
+            .env("NOGGIN_NO_MODEL", "1")
+            .args(["index", "--json", "--brain"])
+            .arg(&copy)
+            .arg("--data-dir")
+            .arg(&data);
+        run(&mut command)
+    };
+    let first = index();
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stdout(&first).contains("\"notes\":42"),
+        "{}",
+        stdout(&first)
+    );
+
+    chmod(&copy, 0o000);
+    let refused = index();
+    chmod(&copy, 0o755);
+    assert!(
+        !refused.status.success(),
+        "an unreadable brain indexed as an empty one"
+    );
+    assert!(
+        stderr(&refused).contains("left as it was"),
+        "{}",
+        stderr(&refused)
+    );
+    let again = index();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let report = stdout(&again);
+    assert!(
+        report.contains("\"notes\":42") && report.contains("\"unchanged\":42"),
+        "the index lost notes: {report}"
+    );
+}
+
+#[test]
 fn search_prints_hits_for_people_and_scripts() {
     let brain = TestBrain::sample();
     let output = run(noggin().args(["search", "--brain", path_arg(&brain), "--json", "deploy"]));

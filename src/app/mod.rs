@@ -207,11 +207,14 @@ pub struct LoadedNote {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Status {
     pub version: String,
-    /// False when the index could not be updated (see `commit_error`):
-    /// searches then miss what changed since its last good commit.
+    /// False when the index could not be updated (see `commit_error`) or
+    /// the brain could not be read (see `brain_error`): searches then miss
+    /// what changed since.
     pub healthy: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub brain_error: Option<String>,
     pub brain: String,
     pub data_dir: String,
     pub notes: usize,
@@ -540,7 +543,13 @@ impl Noggin {
     /// What noggin holds and how it is doing.
     pub fn status(&self) -> Status {
         let index = &self.inner.index;
-        let held = index.status();
+        let mut held = index.status();
+        // A brain moved away or unmounted while noggin runs may not wake the
+        // watcher: look (one stat).
+        if !index.brain().is_dir() {
+            held.brain_error =
+                Some(crate::brain::Error::NotAFolder(index.brain().to_path_buf()).to_string());
+        }
         let watcher = match &self.inner.watcher {
             Some(watcher) => watcher.state(),
             None => WatchState {
@@ -551,8 +560,9 @@ impl Noggin {
         };
         Status {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            healthy: held.commit_error.is_none(),
+            healthy: held.commit_error.is_none() && held.brain_error.is_none(),
             commit_error: held.commit_error,
+            brain_error: held.brain_error,
             brain: index.brain().display().to_string(),
             data_dir: index.data_dir().display().to_string(),
             notes: held.notes,

@@ -110,6 +110,16 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
+            // The brain itself cannot be read: that is no empty brain.
+            Err(error) if error.depth() == 0 => {
+                let source = error
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("cannot walk the folder"));
+                return Err(Error::Io {
+                    path: root.to_path_buf(),
+                    source,
+                });
+            }
             Err(error) => {
                 tracing::warn!(%error, "skipping an unreadable entry of the brain");
                 report.unreadable += 1;

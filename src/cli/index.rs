@@ -9,6 +9,9 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let app = Noggin::open_once(&CoreConfig::reading(args.brain), false)?;
     let report = app.reindex(super::progress_bar())?;
+    if let Some(error) = &report.brain_error {
+        anyhow::bail!("{error}; the index was left as it was");
+    }
     let secs = started.elapsed().as_secs_f64();
     if args.json {
         let mut value = serde_json::to_value(&report)?;

@@ -49,6 +49,9 @@ pub struct ReconcileReport {
     pub removed: usize,
     pub skipped_too_large: usize,
     pub took_ms: u64,
+    /// The brain could not be read, so nothing was compared: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub brain_error: Option<String>,
 }
 
 /// Written as `[size, mtime_ns, hash, sections]`: the manifest of a large
@@ -391,13 +394,16 @@ impl WriterOwner {
         let files = match list_notes(&self.setup.brain) {
             Ok((files, _)) => files,
             Err(error) => {
-                // The folder vanished: keep the index as it was rather than
-                // wiping it for what may be an unmounted disk.
-                tracing::warn!(%error, "cannot scan the brain");
+                // The folder vanished or cannot be read: keep the index as it
+                // was rather than wiping it for what may be an unmounted disk.
+                tracing::warn!(%error, "cannot scan the brain; the index stays as it was");
+                report.brain_error = Some(error.to_string());
                 let mut status = self.setup.status.lock().expect("status lock poisoned");
                 status.indexing = false;
                 // Nothing more will come of waiting for this pass.
                 status.caught_up = true;
+                status.brain_error = report.brain_error.clone();
+                status.last_reconcile = Some(report.clone());
                 return report;
             }
         };
@@ -498,6 +504,7 @@ impl WriterOwner {
             let mut status = self.setup.status.lock().expect("status lock poisoned");
             status.indexing = false;
             status.caught_up |= status.commit_error.is_none();
+            status.brain_error = None;
             status.last_reconcile = Some(report.clone());
         }
         report
