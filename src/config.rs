@@ -817,10 +817,9 @@ impl RememberArgs {
         })
     }
 
-    /// Each -q must come right before its -a: with as many answers as
-    /// questions, an -a before its -q or two -q in a row would pair answers
-    /// with the wrong questions. (Unequal counts are [`RememberArgs::pairs`]'
-    /// to report.)
+    /// Each -q must come right before its -a: an -a before its -q, two -q
+    /// in a row or unequal counts would pair answers with the wrong
+    /// questions. A usage error (exit 2), like every other misuse of flags.
     fn check_order(matches: &ArgMatches) -> Result<(), String> {
         let at = |id: &str| -> Vec<usize> {
             matches
@@ -830,7 +829,11 @@ impl RememberArgs {
         };
         let (questions, answers) = (at("questions"), at("answers"));
         if questions.len() != answers.len() {
-            return Ok(());
+            return Err(format!(
+                "{} questions but {} answers: give every -q QUESTION its -a ANSWER",
+                questions.len(),
+                answers.len()
+            ));
         }
         for (i, (q, a)) in questions.iter().zip(&answers).enumerate() {
             let next_question = questions.get(i + 1);
@@ -895,8 +898,9 @@ mod tests {
         assert!(order(&["-q", "one?", "-q", "two?", "-a", "1", "-a", "2"]).is_err());
         assert!(order(&["-a", "1", "-q", "one?"]).is_err());
         assert!(order(&["--question", "one?", "--answer=1"]).is_ok());
-        // Unequal counts are left to `pairs`, which says how many are missing.
-        assert!(order(&["-q", "one?", "-a", "1", "-q", "two?"]).is_ok());
+        // Unequal counts say how many of each there are.
+        let unequal = order(&["-q", "one?", "-a", "1", "-q", "two?"]).unwrap_err();
+        assert!(unequal.contains("2 questions but 1 answers"), "{unequal}");
     }
 
     fn serve(args: &[&str]) -> anyhow::Result<ServerConfig> {

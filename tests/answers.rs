@@ -649,11 +649,22 @@ async fn remember_writes_the_same_note_from_the_command_line() {
     let body: Value = serde_json::from_slice(&out.stdout).expect("JSON output");
     assert_eq!(body["skipped"][0]["reason"], "duplicate");
 
-    let out = noggin(&[
-        "remember", "--brain", dir, "--prompt", "p", "-q", "a?", "-a", "x", "-q", "b?",
-    ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("2 questions but 1 answers"));
+    // Unequal counts: a usage error, as a wrong order is.
+    for (args, counts) in [
+        (
+            &["-q", "a?", "-a", "x", "-q", "b?"][..],
+            "2 questions but 1 answers",
+        ),
+        (
+            &["-q", "a?", "-a", "x", "-a", "y"][..],
+            "1 questions but 2 answers",
+        ),
+    ] {
+        let out = noggin(&[&["remember", "--brain", dir, "--prompt", "p"][..], args].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(counts), "{stderr}");
+    }
 
     // Two questions, then their answers: refused rather than paired wrongly.
     let out = noggin(&[
