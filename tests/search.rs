@@ -432,6 +432,41 @@ async fn an_empty_brain_answers_with_no_hits() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_note_of_a_title_alone_is_found_by_it() {
+    let brain = TestBrain::empty();
+    brain.write("Projects/Phoenix rewrite.md", "# Project Phoenix\n");
+    brain.write(
+        "People/Contact card.md",
+        "---\ntitle: Ingrid Halvorsen\naliases: [Harbour pilot]\ntags: [contact]\n---\n",
+    );
+    brain.write("Empty idea about kelp.md", "");
+    brain.write(
+        "Other.md",
+        "# Other\n\nA note about something else entirely.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    for (query, path) in [
+        ("phoenix", "Projects/Phoenix rewrite.md"),
+        ("Halvorsen", "People/Contact card.md"),
+        ("harbour pilot", "People/Contact card.md"),
+        ("kelp", "Empty idea about kelp.md"),
+    ] {
+        assert_eq!(server.search_paths(query).await, [path], "{query}");
+    }
+    let status = server.status().await;
+    assert_eq!(status["notes"], 4, "{status}");
+    // Nothing to answer from in them: a question stays open.
+    let (_, body) = server
+        .post_json(
+            "/v1/research",
+            &serde_json::json!({"questions": ["Who is the harbour pilot?"]}),
+        )
+        .await;
+    assert_eq!(body["answered"], serde_json::json!([]), "{body}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn bad_requests_get_a_clear_4xx() {
     let brain = TestBrain::sample();
     let server = TestServer::start(&brain).await;

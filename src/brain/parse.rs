@@ -139,6 +139,15 @@ pub fn parse_note(path: &str, src: &str) -> Note {
             });
         }
     }
+    // A note of a title alone (a heading, frontmatter, or only its file
+    // name) is still a note: one empty passage carries its title, aliases
+    // and tags into the index, where a search for them finds it.
+    if sections.is_empty() {
+        sections.push(Section {
+            heading: String::new(),
+            text: String::new(),
+        });
+    }
 
     Note {
         path: path.to_string(),
@@ -783,6 +792,12 @@ mod tests {
         assert_eq!(note.path, "bin.md");
         let note = parse_note("empty.md", "");
         assert_eq!(note.title, "empty");
-        assert!(note.sections.is_empty());
+        assert_eq!(
+            note.sections,
+            [Section {
+                heading: String::new(),
+                text: String::new()
+            }]
+        );
     }
 }
