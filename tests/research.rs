@@ -132,6 +132,27 @@ async fn evidence_stays_within_its_budget() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_answer_cites_its_note_even_with_no_room_for_excerpts() {
+    let brain = TestBrain::sample();
+    let options = ServerOptions {
+        args: ["--evidence-budget-chars", "0"].map(String::from).to_vec(),
+        ..ServerOptions::default()
+    };
+    let server = TestServer::start_with(&brain, options).await;
+    let body = research(&server, &["When do we deploy?"]).await;
+    let entry = answered(&body, "When do we deploy?").unwrap_or_else(|| panic!("{body:#}"));
+    assert!(
+        evidence_paths(entry).contains(&"Harbor/Runbooks/Deploy.md".to_string()),
+        "{entry:#}"
+    );
+    for evidence in entry["evidence"].as_array().unwrap() {
+        assert_eq!(evidence["excerpt"], "", "{entry:#}");
+    }
+    assert_eq!(body["evidence_chars"], 0, "{body:#}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn project_context_comes_back_capped_on_a_sentence() {
     let brain = TestBrain::sample();
     let options = ServerOptions {

@@ -369,14 +369,19 @@ fn gather(
                 findings.insert(0, stored_finding(stored));
             }
             findings.truncate(settings.notes_per_question);
+            // Every finding is cited; the budget bounds only the excerpts
+            // (none when it is smaller than the number of citations).
             let evidence = findings
                 .iter()
-                .filter(|_| excerpt_chars > 0)
                 .map(|f| Evidence {
                     path: f.section.path.clone(),
                     title: f.section.title.clone(),
                     heading: f.section.heading.clone(),
-                    excerpt: excerpt(f, excerpt_chars),
+                    excerpt: if excerpt_chars > 0 {
+                        excerpt(f, excerpt_chars)
+                    } else {
+                        String::new()
+                    },
                     score: round3(f.sentence.confidence),
                     modified: if f.section.modified == 0 {
                         String::new()
