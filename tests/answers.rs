@@ -367,7 +367,7 @@ async fn every_rejected_request_leaves_the_brain_unchanged() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_brain_moved_away_is_not_made_again_by_an_answer() {
+async fn a_brain_moved_away_answers_nothing_and_is_not_made_again() {
     let brain = TestBrain::sample();
     let server = TestServer::start_with(&brain, on_day(22)).await;
     let away = brain.path().with_file_name("moved-away");
@@ -388,11 +388,26 @@ async fn a_brain_moved_away_is_not_made_again_by_an_answer() {
             .is_some_and(|e| e.contains("does not exist")),
         "{status}"
     );
+    // Nothing is answered from, or cited of, notes that cannot be opened.
+    let ask = json!({"questions": ["When do we deploy?"]});
+    let (_, research) = server.post_json("/v1/research", &ask).await;
+    assert_eq!(research["answered"], json!([]), "{research}");
+    assert_eq!(
+        research["unanswered"],
+        json!([{"question": "When do we deploy?", "evidence": []}]),
+        "{research}"
+    );
 
     // Back in place: healthy, and the answer is saved.
     std::fs::rename(&away, brain.path()).expect("move the brain back");
     let (_, status) = server.get("/v1/status").await;
     assert_eq!(status["healthy"], true, "{status}");
+    let (_, research) = server.post_json("/v1/research", &ask).await;
+    assert_eq!(
+        research["answered"].as_array().map(Vec::len),
+        Some(1),
+        "{research}"
+    );
     let (status, response) = server.post_json("/v1/answers", &body).await;
     assert_eq!(status, StatusCode::OK, "{response}");
     assert_eq!(

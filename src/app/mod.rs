@@ -403,6 +403,21 @@ impl Noggin {
         let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
         let mut response = research_questions(corpus, &self.inner.research, &request).await;
         response.indexing = indexing;
+        if !self.inner.index.brain().is_dir() {
+            // The brain folder moved away or is unmounted: its notes cannot
+            // be opened, so nothing is answered or cited from them.
+            response.answered.clear();
+            response.unanswered = request
+                .questions
+                .iter()
+                .map(|question| crate::research::Unanswered {
+                    question: question.clone(),
+                    evidence: Vec::new(),
+                })
+                .collect();
+            response.evidence_chars = 0;
+            response.project_context = None;
+        }
         if let (Some(session), Some(store)) = (&request.session, &self.inner.sessions) {
             // The session's open questions; the research stands either way.
             let answered = response
