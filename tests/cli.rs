@@ -152,6 +152,20 @@ fn a_data_dir_holding_the_users_files_loses_none_of_them() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(before, after);
+    // An empty brain as well: it stays empty.
+    let empty = TestBrain::empty();
+    let output = run(noggin().args([
+        "index",
+        "--brain",
+        path_arg(&empty),
+        "--data-dir",
+        path_arg(&empty),
+    ]));
+    assert!(
+        !output.status.success(),
+        "used the empty brain as its data folder"
+    );
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0);
 
     // A folder of noggin's own is still rebuilt when its index is broken.
     let own = tempfile::tempdir().unwrap();

@@ -157,10 +157,12 @@ impl Index {
             .data_dir
             .clone()
             .unwrap_or_else(|| brain.join(".noggin"));
-        prepare_data_dir(&data_dir)?;
+        // Before anything is written there (a folder that does not exist
+        // yet cannot be the brain).
         if std::fs::canonicalize(&data_dir).is_ok_and(|d| d == brain) {
             return Err(Error::DataDirIsBrain(data_dir));
         }
+        prepare_data_dir(&data_dir)?;
         // Before anything may be deleted or rebuilt: a second process must
         // never throw away an index that another one is creating or using.
         let owner = if options.read_only {
