@@ -264,6 +264,14 @@ async fn card_events_arrive_with_every_research() {
     let first = next_card(&mut events, &mut buffer, |_| true).await;
     assert_eq!(first["research"], Value::Null, "the card as it is now");
 
+    // The card as it is is sent once: nothing more comes until a change.
+    let again = tokio::time::timeout(
+        Duration::from_millis(500),
+        next_card(&mut events, &mut buffer, |_| true),
+    )
+    .await;
+    assert!(again.is_err(), "the same card again: {again:?}");
+
     let posted = research(&server, "s1", &["Which database do we use?"]).await;
     let card = next_card(&mut events, &mut buffer, |c| !c["research"].is_null()).await;
     assert_eq!(card["research"]["research_id"], posted["research_id"]);

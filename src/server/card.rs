@@ -229,10 +229,10 @@ async fn card_events(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let session = params.session()?;
     let mut closing = state.closing.subscribe();
-    // The watch streams yield the current value first: the card at once.
-    // A research or a change to any session redraws it.
+    // The research stream yields its current value first: the card at once,
+    // once. A research or a change to any session redraws it.
     let researched = WatchStream::new(state.app.research_log().subscribe());
-    let sessions_changed = WatchStream::new(state.sessions.subscribe());
+    let sessions_changed = WatchStream::from_changes(state.sessions.subscribe());
     let events = futures_util::stream::select(researched, sessions_changed)
         .then(move |_| {
             let (state, session) = (state.clone(), session.clone());
