@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = noggin::config::Cli::from_command_line();
-    noggin::cli::init_logging();
+    noggin::cli::init_logging(&cli.command);
     match noggin::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`noggin search … | head -1`): as other

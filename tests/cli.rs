@@ -48,6 +48,8 @@ fn index_prints_a_summary() {
     let brain = TestBrain::sample();
     let output = run(noggin().args(["index", "--brain", path_arg(&brain)]));
     assert!(output.status.success(), "{}", stderr(&output));
+    // Nothing went wrong, so nothing is logged.
+    assert_eq!(stderr(&output), "");
     let summary = stdout(&output);
     let line = regex::Regex::new(
         r"^indexed 42 notes, (\d+) sections in \d+\.\d\d s \(42 re-parsed, 0 unchanged, 0 removed\)\n$",
@@ -74,6 +76,23 @@ fn index_prints_a_summary() {
     assert_eq!(report["reparsed"], 0, "{report}");
     assert_eq!(report["unchanged"], 42, "{report}");
     assert!(report["seconds"].as_f64().is_some(), "{report}");
+
+    // Notes over the size limit are counted in the summary too.
+    let output = run(noggin().args([
+        "index",
+        "--brain",
+        path_arg(&brain),
+        "--max-note-bytes",
+        "1000",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        regex::Regex::new(r", \d+ skipped as over --max-note-bytes\)\n$")
+            .unwrap()
+            .is_match(&stdout(&output)),
+        "{}",
+        stdout(&output)
+    );
 }
 
 #[test]

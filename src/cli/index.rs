@@ -18,8 +18,12 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
         value["seconds"] = serde_json::json!(secs);
         return super::print_json(&value);
     }
+    let skipped = match report.skipped_too_large {
+        0 => String::new(),
+        n => format!(", {n} skipped as over --max-note-bytes"),
+    };
     println!(
-        "indexed {} notes, {} sections in {:.2} s ({} re-parsed, {} unchanged, {} removed)",
+        "indexed {} notes, {} sections in {:.2} s ({} re-parsed, {} unchanged, {} removed{skipped})",
         report.notes, report.sections, secs, report.reparsed, report.unchanged, report.removed
     );
     Ok(())

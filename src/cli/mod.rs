@@ -23,12 +23,18 @@ use tracing_subscriber::EnvFilter;
 use crate::config::{Cli, Command};
 use crate::index::Progress;
 
-/// Logs go to stderr, filtered by `RUST_LOG`.
-pub fn init_logging() {
+/// Logs go to stderr, filtered by `RUST_LOG` (default: `info` for `serve` and
+/// `mcp`, `warn` for the other commands).
+pub fn init_logging(command: &Command) {
+    // The commands that serve say what they do; a one-shot command speaks
+    // through its output and logs only what went wrong.
+    let default = match command {
+        Command::Serve(_) | Command::Mcp(_) => "noggin=info,tower_http=info",
+        _ => "noggin=warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("noggin=info,tower_http=info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)),
         )
         .with_writer(std::io::stderr)
         .init();
