@@ -275,6 +275,19 @@ fn an_unreadable_brain_is_an_error_and_the_index_keeps_its_notes() {
 }
 
 #[test]
+fn a_failure_says_its_cause_once() {
+    let output = run(noggin().args(["analyze", "/no/such/trajectory.jsonl"]));
+    assert_eq!(output.status.code(), Some(1));
+    let said = stderr(&output);
+    assert!(said.starts_with("noggin: cannot read"), "{said}");
+    assert_eq!(
+        said.matches("No such file or directory").count(),
+        1,
+        "{said}"
+    );
+}
+
+#[test]
 fn search_prints_hits_for_people_and_scripts() {
     let brain = TestBrain::sample();
     let output = run(noggin().args(["search", "--brain", path_arg(&brain), "--json", "deploy"]));
