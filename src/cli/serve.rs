@@ -9,10 +9,11 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = args.server_config()?;
     super::runtime()?.block_on(async move {
         let addr = config.addr;
-        // Before anything can be sent a signal for: from here on, Ctrl-C and
-        // SIGTERM end `serve` cleanly.
-        let shutdown = server::shutdown_signal();
+        // Opening may wait for another process's index (Ctrl-C ends that
+        // wait at once, by the default action); from the moment the address
+        // can be known, Ctrl-C and SIGTERM end `serve` cleanly.
         let state = server::AppState::open(config)?;
+        let shutdown = server::shutdown_signal();
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
