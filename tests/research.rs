@@ -192,6 +192,20 @@ async fn project_context_comes_back_capped_on_a_sentence() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_project_context_note_of_a_title_alone_gives_no_project_context() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Context.md",
+        "---\nnoggin: project-context\n---\n# Project context\n",
+    );
+    brain.write("Deploy.md", "# Deploy\n\nWe deploy on Thursdays.\n");
+    let server = TestServer::start(&brain).await;
+    let body = research(&server, &["When do we deploy?"]).await;
+    assert!(body.get("project_context").is_none(), "{body:#}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn default_project_context_is_at_most_3000_characters() {
     let brain = TestBrain::sample();
     let long = "The marina opens at dawn and closes at dusk every day. ".repeat(100);

@@ -84,6 +84,11 @@ pub fn load_project_context(
             }
         },
     };
+    // A note of a title alone has one passage with nothing in it.
+    let sections: Vec<_> = sections
+        .into_iter()
+        .filter(|s| !(s.heading.is_empty() && s.text.trim().is_empty()))
+        .collect();
     if sections.is_empty() {
         return ProjectContext::default();
     }
