@@ -402,8 +402,8 @@ impl WriterOwner {
                 status.indexing = false;
                 // Nothing more will come of waiting for this pass.
                 status.caught_up = true;
+                // The last reconcile that read the brain stays the one shown.
                 status.brain_error = report.brain_error.clone();
-                status.last_reconcile = Some(report.clone());
                 return report;
             }
         };
@@ -808,6 +808,32 @@ mod tests {
             read_only: false,
         })
         .unwrap()
+    }
+
+    /// A brain that cannot be listed leaves the index, and the last
+    /// reconcile shown, as they were, and says why until it can be.
+    #[test]
+    fn a_brain_gone_keeps_the_index_and_its_last_reconcile() {
+        let temp = tempfile::tempdir().unwrap();
+        let brain = temp.path().join("brain");
+        std::fs::create_dir_all(&brain).unwrap();
+        std::fs::write(brain.join("a.md"), "# A\n\nalpha").unwrap();
+        let index = open_index(&brain, 100);
+        let first = index.reconcile_blocking(None).unwrap();
+        assert_eq!(first.notes, 1);
+        let away = temp.path().join("away");
+        std::fs::rename(&brain, &away).unwrap();
+        let gone = index.reconcile_blocking(None).unwrap();
+        assert!(gone.brain_error.is_some(), "{gone:?}");
+        let status = index.status();
+        assert!(status.brain_error.is_some());
+        assert_eq!(status.notes, 1);
+        let shown = status.last_reconcile.expect("the last reconcile");
+        assert_eq!((shown.notes, shown.at.as_str()), (1, first.at.as_str()));
+        std::fs::rename(&away, &brain).unwrap();
+        let back = index.reconcile_blocking(None).unwrap();
+        assert!(back.brain_error.is_none(), "{back:?}");
+        assert!(index.status().brain_error.is_none());
     }
 
     /// A reconcile reads new notes, leaves unchanged ones unread, re-reads
