@@ -36,10 +36,15 @@ fn open(brain: &Path) -> Result<File, Error> {
     };
     if let Some(dir) = path.parent() {
         if !dir.is_dir() {
-            if !brain.is_dir() {
-                return Err(Error::BrainGone(brain.to_path_buf()));
+            // Only below the brain: a brain moved away is not made again.
+            match std::fs::create_dir(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::BrainGone(brain.to_path_buf()))
+                }
+                Err(source) => return Err(io_err(source)),
             }
-            std::fs::create_dir_all(dir).map_err(io_err)?;
             // The folder is noggin's; a brain under git ignores it.
             let _ = std::fs::write(dir.join(".gitignore"), "*\n");
         }

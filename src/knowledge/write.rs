@@ -77,12 +77,20 @@ pub(super) fn write_entries(
 ) -> Result<Written, Error> {
     let dir = brain.join(folder);
     if !dir.is_dir() {
-        // Made inside the brain, never along with it: a brain moved away
-        // must not come back as a folder of one note.
-        if !brain.is_dir() {
-            return Err(Error::BrainGone(brain.to_path_buf()));
+        // Made inside the brain, a folder at a time, never along with it: a
+        // brain moved away must not come back as a folder of one note.
+        let mut made = brain.to_path_buf();
+        for part in Path::new(folder).components() {
+            made.push(part);
+            match fs::create_dir(&made) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::BrainGone(brain.to_path_buf()))
+                }
+                Err(source) => return Err(io_error(&made)(source)),
+            }
         }
-        fs::create_dir_all(&dir).map_err(io_error(&dir))?;
         if let Some(parent) = dir.parent() {
             sync_dir(parent)?;
         }
