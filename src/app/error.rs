@@ -29,7 +29,7 @@ pub enum Error {
     #[error("{0}")]
     Busy(String),
     /// What the request needs is not there now (the brain folder moved
-    /// away or unmounted): nothing was changed (HTTP 503 with the reason).
+    /// away or deleted): nothing was changed (HTTP 503 with the reason).
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
     /// A failure of noggin or of the disk; the detail is for the log.

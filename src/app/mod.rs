@@ -404,7 +404,7 @@ impl Noggin {
         let mut response = research_questions(corpus, &self.inner.research, &request).await;
         response.indexing = indexing;
         if !self.inner.index.brain().is_dir() {
-            // The brain folder moved away or is unmounted: its notes cannot
+            // The brain folder moved away or was deleted: its notes cannot
             // be opened, so nothing is answered or cited from them.
             response.answered.clear();
             response.unanswered = request
@@ -559,7 +559,7 @@ impl Noggin {
     pub fn status(&self) -> Status {
         let index = &self.inner.index;
         let mut held = index.status();
-        // A brain moved away or unmounted while noggin runs may not wake the
+        // A brain moved away or deleted while noggin runs may not wake the
         // watcher: look (one stat).
         if !index.brain().is_dir() {
             held.brain_error =

@@ -96,7 +96,7 @@ pub struct IndexStatus {
     /// then miss what changed since the last good commit.
     pub commit_error: Option<String>,
     /// Why the brain could not be read at the last reconcile (moved,
-    /// unmounted, not readable); `None` once it can be. The index keeps what
+    /// deleted, not readable); `None` once it can be. The index keeps what
     /// it held rather than being emptied.
     pub brain_error: Option<String>,
     /// A reconcile has ended since the index was opened with nothing left

@@ -52,7 +52,7 @@ pub enum Error {
     Unrepresentable,
     #[error("the knowledge folder {0:?} leads outside the brain")]
     OutsideBrain(PathBuf),
-    #[error("the brain folder {0:?} is gone (moved, deleted or unmounted): nothing was written")]
+    #[error("the brain folder {0:?} is gone (moved away or deleted): nothing was written")]
     BrainGone(PathBuf),
     #[error("no free file name for this prompt in {0:?}")]
     NoFreeName(PathBuf),
