@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 
 use super::Error;
 
+/// The folder of the lock, inside the brain.
+const LOCK_DIR: &str = ".noggin";
+
 /// File name of the lock, inside `<brain>/.noggin/`.
 const LOCK_FILE: &str = "answers.lock";
 
@@ -25,7 +28,7 @@ pub(super) struct AnswersLock {
 
 /// Where the answers lock of `brain` lives.
 fn lock_path(brain: &Path) -> PathBuf {
-    brain.join(".noggin").join(LOCK_FILE)
+    brain.join(LOCK_DIR).join(LOCK_FILE)
 }
 
 fn open(brain: &Path) -> Result<File, Error> {
@@ -36,15 +39,7 @@ fn open(brain: &Path) -> Result<File, Error> {
     };
     if let Some(dir) = path.parent() {
         if !dir.is_dir() {
-            // Only below the brain: a brain moved away is not made again.
-            match std::fs::create_dir(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(Error::BrainGone(brain.to_path_buf()))
-                }
-                Err(source) => return Err(io_err(source)),
-            }
+            super::write::make_dirs_below(brain, Path::new(LOCK_DIR))?;
             // The folder is noggin's; a brain under git ignores it.
             let _ = std::fs::write(dir.join(".gitignore"), "*\n");
         }

@@ -53,6 +53,25 @@ pub(super) struct Written {
     pub duplicates: Vec<usize>,
 }
 
+/// Makes the folders of `rel` below `brain`, a folder at a time and never
+/// the brain itself: a brain moved away must not come back as a folder of
+/// one note ([`Error::BrainGone`]).
+pub(super) fn make_dirs_below(brain: &Path, rel: &Path) -> Result<(), Error> {
+    let mut made = brain.to_path_buf();
+    for part in rel.components() {
+        made.push(part);
+        match fs::create_dir(&made) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::BrainGone(brain.to_path_buf()))
+            }
+            Err(source) => return Err(io_error(&made)(source)),
+        }
+    }
+    Ok(())
+}
+
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
@@ -77,20 +96,7 @@ pub(super) fn write_entries(
 ) -> Result<Written, Error> {
     let dir = brain.join(folder);
     if !dir.is_dir() {
-        // Made inside the brain, a folder at a time, never along with it: a
-        // brain moved away must not come back as a folder of one note.
-        let mut made = brain.to_path_buf();
-        for part in Path::new(folder).components() {
-            made.push(part);
-            match fs::create_dir(&made) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(Error::BrainGone(brain.to_path_buf()))
-                }
-                Err(source) => return Err(io_error(&made)(source)),
-            }
-        }
+        make_dirs_below(brain, Path::new(folder))?;
         if let Some(parent) = dir.parent() {
             sync_dir(parent)?;
         }
