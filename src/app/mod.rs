@@ -400,24 +400,15 @@ impl Noggin {
     pub async fn research(&self, request: ResearchRequest) -> Result<ResearchResponse, Error> {
         request.validate()?;
         let indexing = self.inner.index.catching_up();
-        let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
-        let mut response = research_questions(corpus, &self.inner.research, &request).await;
-        response.indexing = indexing;
-        if !self.inner.index.brain().is_dir() {
+        let mut response = if self.inner.index.brain().is_dir() {
+            let corpus: Arc<dyn crate::index::Corpus> = Arc::new(self.inner.index.clone());
+            research_questions(corpus, &self.inner.research, &request).await
+        } else {
             // The brain folder moved away or was deleted: its notes cannot
             // be opened, so nothing is answered or cited from them.
-            response.answered.clear();
-            response.unanswered = request
-                .questions
-                .iter()
-                .map(|question| crate::research::Unanswered {
-                    question: question.clone(),
-                    evidence: Vec::new(),
-                })
-                .collect();
-            response.evidence_chars = 0;
-            response.project_context = None;
-        }
+            crate::research::all_open(&request)
+        };
+        response.indexing = indexing;
         if let (Some(session), Some(store)) = (&request.session, &self.inner.sessions) {
             // The session's open questions; the research stands either way.
             let answered = response

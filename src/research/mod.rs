@@ -504,6 +504,27 @@ fn respond(
     }
 }
 
+/// Every question left open with no evidence: the response when there are
+/// no notes to look in.
+pub fn all_open(request: &ResearchRequest) -> ResearchResponse {
+    ResearchResponse {
+        research_id: new_research_id(),
+        project_context: None,
+        answered: Vec::new(),
+        unanswered: request
+            .questions
+            .iter()
+            .map(|question| Unanswered {
+                question: question.clone(),
+                evidence: Vec::new(),
+            })
+            .collect(),
+        evidence_chars: 0,
+        took_ms: 0,
+        indexing: false,
+    }
+}
+
 fn round3(x: f32) -> f32 {
     (x * 1000.0).round() / 1000.0
 }
