@@ -147,6 +147,11 @@ async fn the_sample_brain_answers_what_it_states() {
             ),
             ("What is the office wifi password?", Open),
             ("What colour is the logo?", Open),
+            // Nothing but stop words: nothing to look up, also among the
+            // answers the user gave before.
+            ("When?", Open),
+            ("Who is it?", Open),
+            ("the a of", Open),
         ],
     )
     .await;

@@ -406,10 +406,13 @@ impl<'a> Weights<'a> {
         joined
     }
 
-    /// The question's informative terms with their weights.
+    /// The question's informative terms with their weights. A question of
+    /// nothing but stop words ("When?", "Who is it?") has none: search falls
+    /// back to its stop words, but nothing in the notes can answer it.
     pub fn question_terms(&mut self, question: &str) -> QuestionTerms {
         let informative = informative_text(question);
-        let terms = self.index.query_terms(&informative);
+        let mut terms = self.index.query_terms(&informative);
+        terms.retain(|t| !is_stopword(t));
         let type_terms: HashSet<String> = type_noun(question)
             .map(|noun| {
                 with_analyzer(|a| analyze(a, &noun))
