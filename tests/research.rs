@@ -421,6 +421,28 @@ async fn bad_research_requests_are_refused() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn optional_research_fields_may_be_null() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let (status, reply) = server
+        .post_json(
+            "/v1/research",
+            &json!({
+                "prompt": null,
+                "questions": ["When do we deploy?"],
+                "session": null,
+                "project_context": null,
+            }),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    assert!(reply["answered"][0]["answer"]
+        .as_str()
+        .is_some_and(|a| a.contains("Tuesday")));
+}
+
 /// How the fake LLM endpoint behaves.
 #[derive(Clone, Copy)]
 enum Llm {

@@ -121,13 +121,20 @@ impl Default for ResearchSettings {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResearchRequest {
-    #[serde(default)]
+    /// Optional: absent, `null` and `""` all mean no prompt.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    #[schemars(with = "Option<String>")]
     pub prompt: String,
     pub questions: Vec<String>,
     #[serde(default)]
     pub session: Option<String>,
     #[serde(default)]
     pub project_context: Option<String>,
+}
+
+/// A string field that clients may also send as `null`.
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 /// Why a request was refused.
