@@ -167,8 +167,13 @@ pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
         items: facts,
         keep_newest: false,
     });
+    // The working context's parts are headings of the pack like the others
+    // ("## Goals"), so that none reads as part of the section before it.
     if let Some(context) = inputs.context {
-        sections.extend(working_sections(context, false));
+        sections.extend(working_sections(context, false).into_iter().map(|mut s| {
+            s.heading = format!("## {}", s.heading.trim_end_matches(':'));
+            s
+        }));
     }
     sections.push(Section {
         name: "project_context",
@@ -301,7 +306,7 @@ mod tests {
         let pack = assemble(&inputs, 10_000);
         let text = pack.pack.unwrap();
         let pc = text.find("## Project context").unwrap();
-        let goals = text.find("Goals:").unwrap();
+        let goals = text.find("\n## Goals\n- [ ]").unwrap();
         let query = text.find("Add a refund button").unwrap();
         assert!(pc < goals && goals < query, "{text}");
         assert!(
