@@ -113,6 +113,10 @@ impl Call {
     }
 }
 
+/// 2000-01-01T00:00:00Z in milliseconds since the epoch: times before it
+/// are ignored.
+const EARLIEST_MS: i64 = 946_684_800_000;
+
 /// A time given as RFC 3339 text or as seconds or milliseconds since the
 /// epoch: milliseconds since the epoch and RFC 3339 text (UTC, seconds).
 pub fn parse_time(at: &serde_json::Value) -> Option<(i64, String)> {
@@ -131,6 +135,10 @@ pub fn parse_time(at: &serde_json::Value) -> Option<(i64, String)> {
         }),
         _ => None,
     }?;
+    // A time before any agent ran (a negative epoch, 0) is no time of a call.
+    if ms < EARLIEST_MS {
+        return None;
+    }
     let text = chrono::DateTime::from_timestamp_millis(ms)?
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     Some((ms, text))
@@ -297,7 +305,15 @@ mod tests {
         assert_eq!(call.at_ms, ms);
         let mut other = Call::new(1, "Read", &serde_json::json!({}));
         other.set_time(Some(&serde_json::json!("yesterday")));
-        assert_eq!((other.at, other.at_ms), (None, None));
+        assert_eq!((&other.at, other.at_ms), (&None, None));
+        for before_agents in [
+            serde_json::json!(-5),
+            serde_json::json!(0),
+            serde_json::json!("1969-12-31T23:59:55Z"),
+        ] {
+            other.set_time(Some(&before_agents));
+            assert_eq!((&other.at, other.at_ms), (&None, None), "{before_agents}");
+        }
     }
 
     #[test]
