@@ -535,11 +535,16 @@ fn repeated_failures(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
         .into_iter()
         .map(|calls| {
             let first = &t.calls[calls[0]];
-            let error = first
-                .error
-                .as_deref()
-                .map(|e| format!(": {}", cut(e, 160)))
-                .unwrap_or_default();
+            // The error as it last was; when it changed on the way, say so.
+            let errors: Vec<&str> = calls
+                .iter()
+                .filter_map(|&i| t.calls[i].error.as_deref())
+                .collect();
+            let error = match errors.last() {
+                Some(last) if errors.iter().all(|e| e == last) => format!(": {}", cut(last, 160)),
+                Some(last) => format!(", last with: {}", cut(last, 160)),
+                None => String::new(),
+            };
             let summary = format!(
                 "{} failed {} times{error}; the agent did not keep that it had failed, or why",
                 describe_call(first),
@@ -793,6 +798,29 @@ mod tests {
         // Just below: one failure of each.
         let below = run(&[shell("cargo test", true), shell("cargo build", false)]);
         assert!(!patterns(&below).contains(&Pattern::RepeatedFailure));
+    }
+
+    #[test]
+    fn a_repeated_failure_quotes_its_last_error() {
+        let mut t = Trajectory::new(Format::ToolList);
+        for error in ["error: A", "error: B", "error: B"] {
+            let i = t.push_call("Bash", &json!({ "command": "make" }));
+            t.calls[i].set_result(true, error);
+        }
+        let repeated = found(&t, Pattern::RepeatedFailure);
+        assert!(
+            repeated[0]
+                .summary
+                .contains("failed 3 times, last with: error: B"),
+            "{}",
+            repeated[0].summary
+        );
+        let same = run(&[shell("make", true), shell("make", true)]);
+        let summary = &found(&same, Pattern::RepeatedFailure)[0].summary;
+        assert!(
+            summary.contains("failed 2 times: error: it broke"),
+            "{summary}"
+        );
     }
 
     #[test]
