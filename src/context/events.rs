@@ -360,7 +360,10 @@ fn check_path(path: &str) -> FoundPath {
             reason: "too-long",
         };
     }
-    FoundPath::Path(path.trim().to_string())
+    // `./a.rs` and `a.rs` are one file.
+    let path = path.trim();
+    let relative = path.trim_start_matches("./");
+    FoundPath::Path(if relative.is_empty() { path } else { relative }.to_string())
 }
 
 /// Words in a tool's name (or its `command` argument) that mean it changes
@@ -377,18 +380,24 @@ pub fn tool_writes(tool: &str, arguments: &Value) -> bool {
         let s = s.to_lowercase();
         WRITING_WORDS.iter().any(|w| s.contains(w))
     };
-    if says_write(tool) {
-        return true;
-    }
     let arguments = match arguments {
         Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
         other => other.clone(),
     };
-    ["command", "mode", "action", "operation"]
+    let operations: Vec<&str> = ["command", "mode", "action", "operation"]
         .iter()
         .filter_map(|f| arguments.get(f).and_then(Value::as_str))
-        .any(says_write)
+        .collect();
+    // An editor's "view" only reads, whatever the tool is called.
+    let only_reads = |op: &&str| READING_OPERATIONS.contains(&op.trim().to_lowercase().as_str());
+    if !operations.is_empty() && operations.iter().all(only_reads) {
+        return false;
+    }
+    says_write(tool) || operations.into_iter().any(says_write)
 }
+
+/// Operations of an editor tool (its `command`, `mode` …) that only read.
+const READING_OPERATIONS: [&str; 6] = ["view", "read", "show", "open", "cat", "list"];
 
 #[cfg(test)]
 mod tests {
@@ -411,6 +420,10 @@ mod tests {
         assert_eq!(path_of(json!({"pattern": "x"})), None);
         assert_eq!(path_of(json!("not json")), None);
         assert_eq!(path_of(json!({"path": ""})), None);
+        assert_eq!(
+            path_of(json!({"path": "./w.rs"})),
+            Some(FoundPath::Path("w.rs".into()))
+        );
     }
 
     #[test]
@@ -443,13 +456,18 @@ mod tests {
     fn writing_tools_are_recognized_without_a_list() {
         assert!(tool_writes("Edit", &json!({})));
         assert!(tool_writes("write_file", &json!({})));
-        assert!(tool_writes(
-            "str_replace_based_edit_tool",
-            &json!({"command": "view"})
-        ));
         assert!(tool_writes("fs", &json!(r#"{"command": "create"}"#)));
         assert!(!tool_writes("Read", &json!({"path": "a"})));
         assert!(!tool_writes("grep", &json!({"pattern": "edit"})));
+        // An editor tool that views a file does not change it.
+        assert!(!tool_writes(
+            "str_replace_based_edit_tool",
+            &json!({"command": "view", "path": "a.rs"})
+        ));
+        assert!(tool_writes(
+            "str_replace_based_edit_tool",
+            &json!({"command": "str_replace", "path": "a.rs"})
+        ));
     }
 
     #[test]
