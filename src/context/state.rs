@@ -183,9 +183,14 @@ impl WorkingContext {
     /// Records a research of this session: what it left open is open, what
     /// it answered is not.
     pub fn record_research(&mut self, answered: &[String], unanswered: &[String]) {
-        self.open_questions.retain(|q| !answered.contains(q));
+        self.open_questions
+            .retain(|q| !answered.iter().any(|a| same_question(a, q)));
         for question in unanswered {
-            if !self.open_questions.contains(question) {
+            if !self
+                .open_questions
+                .iter()
+                .any(|q| same_question(q, question))
+            {
                 self.open_questions.push(question.clone());
             }
         }
@@ -195,12 +200,24 @@ impl WorkingContext {
     /// Records answers the user confirmed: they are no longer open.
     pub fn record_answers(&mut self, confirmed: &[Confirmed]) {
         for entry in confirmed {
-            self.open_questions.retain(|q| q != &entry.question);
-            self.confirmed.retain(|c| c.question != entry.question);
+            self.open_questions
+                .retain(|q| !same_question(q, &entry.question));
+            self.confirmed
+                .retain(|c| !same_question(&c.question, &entry.question));
             self.confirmed.push(entry.clone());
         }
         trim_front(&mut self.confirmed, MAX_QUESTIONS);
     }
+}
+
+/// Two questions are one when they differ only in case and spacing.
+fn same_question(a: &str, b: &str) -> bool {
+    let words = |s: &str| {
+        s.split_whitespace()
+            .map(str::to_lowercase)
+            .collect::<Vec<_>>()
+    };
+    words(a) == words(b)
 }
 
 fn trim_front<T>(list: &mut Vec<T>, max: usize) {
@@ -331,5 +348,14 @@ mod tests {
         }]);
         assert_eq!(c.open_questions, ["q3"]);
         assert_eq!(c.confirmed.len(), 1);
+        // The same question in other case or spacing is one question.
+        c.record_research(&[], &["What colour is the logo?".into()]);
+        c.record_research(&[], &["what colour is  the logo?".into()]);
+        assert_eq!(c.open_questions, ["q3", "What colour is the logo?"]);
+        c.record_answers(&[Confirmed {
+            question: "WHAT colour is the logo?".into(),
+            answer: "teal".into(),
+        }]);
+        assert_eq!(c.open_questions, ["q3"]);
     }
 }
