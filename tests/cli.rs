@@ -99,6 +99,11 @@ fn index_prints_a_summary() {
         "{}",
         stdout(&output)
     );
+    // Each skipped note is a warning on stderr, without a terminal's
+    // colour codes when stderr is a pipe.
+    let warnings = stderr(&output);
+    assert!(warnings.contains("WARN"), "{warnings}");
+    assert!(!warnings.contains('\x1b'), "{warnings:?}");
 }
 
 #[test]

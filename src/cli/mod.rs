@@ -37,6 +37,9 @@ pub fn init_logging(command: &Command) {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)),
         )
         .with_writer(std::io::stderr)
+        // Colours only for a person at a terminal, not in a log file or a
+        // client's pipe.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 }
 
