@@ -101,6 +101,13 @@ fn assert_found_everything(found: &Value) {
         found["unknown_session_error"],
         "unknown-session: no session \"never-seen\"; it is created by its first event"
     );
+    // A budget out of range is one code, whether too large or negative.
+    assert!(
+        found["negative_budget_error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("invalid-budget: ")),
+        "{found}"
+    );
     assert!(
         found["trajectory_patterns"]
             .as_array()

@@ -694,6 +694,10 @@ async fn the_pack_holds_facts_context_and_the_whole_query() {
 
     for (request, code) in [
         (json!({"budget": 10_000_000}), "invalid-budget"),
+        // Not a whole number from 0 up: the same code as out of range.
+        (json!({"budget": -1}), "invalid-budget"),
+        (json!({"budget": 2.5}), "invalid-budget"),
+        (json!({"budget": "lots"}), "invalid-budget"),
         (json!({"questions": [""]}), "empty-question"),
         (json!({"session": "a\u{0}b"}), "invalid-session"),
         (json!({"surprise": 1}), "invalid-json"),
@@ -798,6 +802,8 @@ async fn the_window_keeps_the_oldest_request_and_pins_the_working_context() {
             json!({"messages": [], "budget": 100_000_000}),
             "invalid-budget",
         ),
+        (json!({"messages": [], "budget": -1}), "invalid-budget"),
+        (json!({"messages": [], "budget": null}), "invalid-budget"),
         (json!({"messages": "hi", "budget": 10}), "invalid-json"),
     ] {
         let (status, body) = server.post_json("/v1/context/window", &request).await;

@@ -40,7 +40,7 @@ pub struct SessionEventsRequest {
 pub struct WorkingContextRequest {
     pub session: String,
     /// Characters the block may take (default 2,000, at most 1,000,000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::context::optional_budget")]
     #[schemars(range(max = MAX_BUDGET_CHARS))]
     pub budget: Option<usize>,
 }

@@ -20,6 +20,31 @@ pub mod sessions;
 pub mod state;
 pub mod window;
 
+/// Reads a required budget from any JSON value. One that is no whole number
+/// from 0 up (`-1`, `2.5`, `"abc"`) reads as `usize::MAX`, which the range
+/// check refuses as `invalid-budget`, the code the same budget gets in a
+/// query string, instead of as unreadable JSON.
+pub(crate) fn budget<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let value = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+    Ok(value
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(usize::MAX))
+}
+
+/// [`budget`] for a budget that may be left out (or `null`).
+pub(crate) fn optional_budget<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<usize>, D::Error> {
+    let value = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+    Ok((!value.is_null()).then(|| {
+        value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(usize::MAX)
+    }))
+}
+
 /// Longest session id, in characters (the same as research's).
 pub const MAX_SESSION_CHARS: usize = crate::research::MAX_SESSION_CHARS;
 /// Most events one request may carry.

@@ -35,14 +35,14 @@ pub struct PackRequest {
     #[serde(default)]
     pub questions: Vec<String>,
     /// Characters the pack may take (default 6,000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::optional_budget")]
     pub budget: Option<usize>,
 }
 
 /// Why a pack request was refused.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum InvalidPack {
-    #[error("budget must be at most {MAX_BUDGET_CHARS} characters")]
+    #[error("budget must be a whole number of characters from 0 to {MAX_BUDGET_CHARS}")]
     BudgetTooLarge,
     #[error("prompt is longer than {MAX_PROMPT_CHARS} characters")]
     PromptTooLong,

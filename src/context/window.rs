@@ -30,6 +30,7 @@ const MESSAGE_OVERHEAD_TOKENS: usize = 4;
 pub struct WindowRequest {
     pub messages: Vec<Value>,
     /// Tokens the window may take, pinned block included.
+    #[serde(deserialize_with = "super::budget")]
     pub budget: usize,
     #[serde(default)]
     pub protect: Protect,
@@ -72,7 +73,7 @@ impl Default for Protect {
 pub enum InvalidWindow {
     #[error("at most {MAX_WINDOW_MESSAGES} messages (got {0})")]
     TooManyMessages(usize),
-    #[error("budget must be at most {MAX_WINDOW_BUDGET_TOKENS} tokens")]
+    #[error("budget must be a whole number of tokens from 0 to {MAX_WINDOW_BUDGET_TOKENS}")]
     BudgetTooLarge,
     #[error("message {0} must be an object with a string `role`")]
     BadMessage(usize),

@@ -210,6 +210,9 @@ async def exercise_working_context(session, found):
     unknown = await session.call_tool("working_context", {"session": "never-seen"})
     check(unknown.is_error, "an unknown session is a tool error")
     found["unknown_session_error"] = unknown.content[0].text
+    negative = await session.call_tool("working_context", {"session": SESSION, "budget": -1})
+    check(negative.is_error, "a negative budget is a tool error")
+    found["negative_budget_error"] = negative.content[0].text
     after = await session.call_tool("working_context", {"session": SESSION})
     check(
         after.structured_content["version"] == view["version"],
