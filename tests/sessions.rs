@@ -762,6 +762,17 @@ async fn the_window_keeps_the_oldest_request_and_pins_the_working_context() {
         .as_str()
         .expect("pinned")
         .contains("migrate the parser"));
+    assert!(body.get("pinned_left_out").is_none(), "{body}");
+    // A budget too small for any of the block says why nothing is pinned.
+    let (_, tiny) = server
+        .post_json(
+            "/v1/context/window",
+            &json!({"messages": messages[..1], "budget": 5, "session": "win",
+                    "protect": {"working_context": true}}),
+        )
+        .await;
+    assert!(tiny["pinned"].is_null(), "{tiny}");
+    assert_eq!(tiny["pinned_left_out"], "budget", "{tiny}");
     assert!(body["repairs"]
         .as_array()
         .expect("repairs")

@@ -243,7 +243,7 @@ impl Noggin {
         request
             .validate()
             .map_err(|invalid| Error::invalid(invalid.code(), invalid.to_string()))?;
-        let pinned = match (&request.session, request.protect.working_context) {
+        let (pinned, left_out) = match (&request.session, request.protect.working_context) {
             (Some(id), true) => {
                 check_session_id(id)?;
                 let session =
@@ -252,11 +252,19 @@ impl Noggin {
                     })?;
                 // At most half the window, at about four characters a token.
                 let chars = DEFAULT_BLOCK_BUDGET_CHARS.min(request.budget.saturating_mul(2));
-                render_block(&session.context, chars).block
+                let block = render_block(&session.context, chars).block;
+                let left_out = match &block {
+                    Some(_) => None,
+                    None if session.context.is_empty() => Some("empty-working-context"),
+                    None => Some("budget"),
+                };
+                (block, left_out)
             }
-            _ => None,
+            _ => (None, None),
         };
-        Ok(fit_window(&request, pinned))
+        let mut window = fit_window(&request, pinned);
+        window.pinned_left_out = left_out;
+        Ok(window)
     }
 }
 

@@ -294,6 +294,10 @@ pub struct Window {
     /// True when what must be kept alone exceeds the budget.
     pub over_budget: bool,
     pub pinned: Option<Pinned>,
+    /// Why no block is pinned although `protect.working_context` asked for
+    /// one: `empty-working-context` or `budget` (too small to hold any of it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pinned_left_out: Option<&'static str>,
 }
 
 /// Orphans of a history: calls and results whose id has no partner.
@@ -601,6 +605,7 @@ pub fn fit_window(request: &WindowRequest, pinned: Option<String>) -> Window {
         estimator: ESTIMATOR,
         over_budget,
         pinned,
+        pinned_left_out: None,
     }
 }
 
