@@ -402,6 +402,11 @@ fn remove_slots(message: &Value, slots: &BTreeSet<Slot>) -> Option<Value> {
 }
 
 /// Unions messages linked by a call id; returns each message's unit root.
+///
+/// A result belongs to the latest call with its id before it: some servers
+/// number calls `call_0`, `call_1` … afresh every turn, and the same id in a
+/// later turn is another call, not a link back to the first one. A result
+/// with no such call before it links to the first call with its id after it.
 fn units(all_links: &[Option<Links>]) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..all_links.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -411,18 +416,25 @@ fn units(all_links: &[Option<Links>]) -> Vec<usize> {
         }
         i
     }
-    let mut first_with_id: BTreeMap<&str, usize> = BTreeMap::new();
+    fn union(parent: &mut [usize], x: usize, y: usize) {
+        let (a, b) = (root(parent, x), root(parent, y));
+        parent[a.max(b)] = a.min(b);
+    }
+    let mut latest_call: BTreeMap<&str, usize> = BTreeMap::new();
+    // Results that came before any call with their id.
+    let mut waiting: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (index, links) in all_links.iter().enumerate() {
         let Some(links) = links else { continue };
-        for (id, _) in links.calls.iter().chain(&links.results) {
-            match first_with_id.get(id.as_str()) {
-                Some(&other) => {
-                    let (a, b) = (root(&mut parent, index), root(&mut parent, other));
-                    parent[a.max(b)] = a.min(b);
-                }
-                None => {
-                    first_with_id.insert(id.as_str(), index);
-                }
+        for (id, _) in &links.results {
+            match latest_call.get(id.as_str()) {
+                Some(&call) => union(&mut parent, index, call),
+                None => waiting.entry(id.as_str()).or_default().push(index),
+            }
+        }
+        for (id, _) in &links.calls {
+            latest_call.insert(id.as_str(), index);
+            for result in waiting.remove(id.as_str()).unwrap_or_default() {
+                union(&mut parent, index, result);
             }
         }
     }
@@ -664,6 +676,22 @@ mod tests {
             .repairs
             .iter()
             .any(|r| r.kind == "kept-latest-user-message" && r.index == 0));
+    }
+
+    #[test]
+    fn a_call_id_used_again_in_a_later_turn_is_another_call() {
+        let big = json!({"role": "tool", "tool_call_id": "call_0", "content": "x".repeat(2_000)});
+        let messages = vec![
+            json!({"role": "user", "content": "read the parser"}),
+            openai_call("call_0"),
+            big,
+            json!({"role": "user", "content": "now run the tests"}),
+            openai_call("call_0"),
+            json!({"role": "tool", "tool_call_id": "call_0", "content": "ok"}),
+        ];
+        let window = fit_window(&request(messages, 200), None);
+        assert_eq!(window.kept, [3, 4, 5], "{:?}", window.dropped);
+        assert!(orphans_in(&window.messages).is_empty());
     }
 
     #[test]
