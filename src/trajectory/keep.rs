@@ -46,6 +46,9 @@ pub struct KeptError {
     /// `build`, `test` or `other`, as working-context failures are kinded.
     pub kind: &'static str,
     pub last_call: usize,
+    /// The same command succeeded after its last failure: kept because it
+    /// failed more than once, but no open failure of the session.
+    pub fixed: bool,
 }
 
 /// A search the agent ran and what it found.
@@ -210,6 +213,7 @@ fn kept_errors(t: &Trajectory) -> Vec<KeptError> {
             times: 0,
             kind: failure_kind(call),
             last_call: 0,
+            fixed: false,
         });
         entry.times += 1;
         entry.last_call = call.index;
@@ -221,7 +225,10 @@ fn kept_errors(t: &Trajectory) -> Vec<KeptError> {
     let mut errors: Vec<KeptError> = by_subject
         .into_iter()
         .filter(|(key, e)| e.times > 1 || !settled.contains(key))
-        .map(|(_, e)| e)
+        .map(|(key, mut e)| {
+            e.fixed = settled.contains(&key);
+            e
+        })
         .collect();
     errors.sort_by_key(|e| std::cmp::Reverse(e.last_call));
     errors.truncate(ERRORS);
@@ -302,8 +309,9 @@ fn instructions(keep: &Keep) -> String {
                 .as_deref()
                 .map(|s| format!(" `{}`", cut(s, 120)))
                 .unwrap_or_default();
+            let fixed = if e.fixed { ", then succeeded" } else { "" };
             out.push_str(&format!(
-                "- {}{} failed {}: {}\n",
+                "- {}{} failed {}{fixed}: {}\n",
                 e.tool,
                 subject,
                 times(e.times),
@@ -354,8 +362,9 @@ fn times(n: usize) -> String {
 
 /// The working-context events, in the order to post them: the goal first,
 /// then the files touched (oldest first, so the most recent ends up first
-/// in the session's ring), failures, tasks, the decision and, last, the
-/// latest user request.
+/// in the session's ring), the failures still open (a command that failed
+/// and then succeeded is no failure of the session), tasks, the decision
+/// and, last, the latest user request.
 fn events(keep: &Keep, goal: Option<String>) -> Vec<Value> {
     let mut events = Vec::new();
     if let Some(goal) = goal {
@@ -367,7 +376,7 @@ fn events(keep: &Keep, goal: Option<String>) -> Vec<Value> {
         let tool = if p.writes > 0 { "Edit" } else { "Read" };
         events.push(json!({"type": "tool_call", "tool": tool, "arguments": {"file_path": p.path}}));
     }
-    let mut errors: Vec<&KeptError> = keep.errors.iter().collect();
+    let mut errors: Vec<&KeptError> = keep.errors.iter().filter(|e| !e.fixed).collect();
     errors.sort_by_key(|e| e.last_call);
     for e in errors {
         let text = match &e.subject {
@@ -498,5 +507,39 @@ mod tests {
             json!({"type": "progress", "text": "Accept tabs", "done": true})
         );
         assert_eq!(keep.events[5]["text"], "Make the parser accept tabs");
+    }
+
+    #[test]
+    fn a_failure_fixed_later_is_kept_but_seeds_no_open_failure() {
+        let mut t = Trajectory::new(Format::ToolList);
+        t.push_user_message("Add serde");
+        for (command, error) in [
+            (
+                "cargo build",
+                Some("error[E0432]: unresolved import `serde_yaml`"),
+            ),
+            (
+                "cargo build",
+                Some("error[E0432]: unresolved import `serde_yaml`"),
+            ),
+            ("cargo build", None),
+        ] {
+            let i = t.push_call("Bash", &json!({ "command": command }));
+            t.calls[i].set_result(error.is_some(), error.unwrap_or("Finished"));
+        }
+        let keep = what_to_keep(&t, &find_patterns(&t, &Thresholds::default()));
+        assert_eq!(keep.errors.len(), 1, "{:?}", keep.errors);
+        assert!(keep.errors[0].fixed);
+        assert!(
+            keep.instructions
+                .contains("`cargo build` failed 2 times, then succeeded: error[E0432]"),
+            "{}",
+            keep.instructions
+        );
+        assert!(
+            keep.events.iter().all(|e| e["type"] != "failure"),
+            "{:?}",
+            keep.events
+        );
     }
 }
