@@ -25,6 +25,8 @@ pub struct Class {
     pub path: Option<String>,
     pub detail: Option<String>,
     pub grep: bool,
+    /// For a read of part of a file: its lines, `[first, end)` from 1.
+    pub lines: Option<(u64, u64)>,
 }
 
 /// Argument fields that name the file a call is about, most specific first.
@@ -51,12 +53,14 @@ pub fn classify(tool: &str, arguments: &Value) -> Class {
         path: path.clone(),
         detail: detail.map(|d| cut(&d, DETAIL_CHARS)),
         grep,
+        lines: None,
     };
     match name.as_str() {
         "read" | "read_file" | "readfile" | "view" | "view_file" | "open_file" | "get_file"
-        | "notebookread" | "cat" | "read_many_files" | "webfetch" | "fetch" => {
-            class(CallKind::Read, None, false)
-        }
+        | "notebookread" | "cat" | "read_many_files" | "webfetch" | "fetch" => Class {
+            lines: argument_lines(arguments),
+            ..class(CallKind::Read, None, false)
+        },
         "write" | "edit" | "multiedit" | "notebookedit" | "write_file" | "edit_file"
         | "create_file" | "str_replace" | "insert" | "replace" | "delete_file" => {
             class(CallKind::Write, None, false)
@@ -64,12 +68,14 @@ pub fn classify(tool: &str, arguments: &Value) -> Class {
         // Anthropic's text editor tool reads or writes depending on its command.
         "str_replace_based_edit_tool" | "str_replace_editor" | "text_editor" => {
             let command = string_field(arguments, &["command"]).unwrap_or_default();
-            let kind = if command == "view" {
-                CallKind::Read
+            if command == "view" {
+                Class {
+                    lines: argument_lines(arguments),
+                    ..class(CallKind::Read, None, false)
+                }
             } else {
-                CallKind::Write
-            };
-            class(kind, None, false)
+                class(CallKind::Write, None, false)
+            }
         }
         "apply_patch" => {
             let patch = match arguments {
@@ -101,6 +107,39 @@ pub fn classify(tool: &str, arguments: &Value) -> Class {
         },
         _ => class(CallKind::Other, pattern, false),
     }
+}
+
+/// The lines a read tool asks for: `offset` and `limit` (Claude Code's
+/// `Read`), or `view_range: [first, last]` (the text editor tool, `-1` for
+/// the end). `None`: the whole file.
+fn argument_lines(arguments: &Value) -> Option<(u64, u64)> {
+    if let Some([first, last]) = arguments
+        .get("view_range")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        let first = first.as_u64()?.max(1);
+        let end = last.as_u64().map_or(u64::MAX, |l| l.saturating_add(1));
+        return Some((first, end));
+    }
+    let offset = arguments.get("offset").and_then(Value::as_u64);
+    let limit = arguments.get("limit").and_then(Value::as_u64);
+    if offset.is_none() && limit.is_none() {
+        return None;
+    }
+    let first = offset.unwrap_or(1).max(1);
+    Some((first, limit.map_or(u64::MAX, |l| first.saturating_add(l))))
+}
+
+/// The lines `sed -n` prints: `'12p'` or `'1,80p'`.
+fn sed_lines(script: &str) -> Option<(u64, u64)> {
+    let range = script
+        .trim_matches(|c| c == '\'' || c == '"')
+        .strip_suffix('p')?;
+    let (first, last) = range.split_once(',').unwrap_or((range, range));
+    let first: u64 = first.trim().parse().ok()?;
+    let last: u64 = last.trim().parse().ok()?;
+    Some((first, last.saturating_add(1)))
 }
 
 /// The tool name without MCP or namespace prefixes, lower-cased:
@@ -190,6 +229,7 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
         path: argument_path.clone(),
         detail: detail.clone(),
         grep: false,
+        lines: None,
     };
     if command.trim_start().starts_with("apply_patch") {
         return Class {
@@ -216,6 +256,7 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
             Class {
                 kind: CallKind::Read,
                 path: last_operand(),
+                lines: operands.first().and_then(|script| sed_lines(script)),
                 ..shell
             }
         }

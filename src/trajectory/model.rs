@@ -73,6 +73,9 @@ pub struct Call {
     /// For searches: the first paths the result named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<String>,
+    /// For a read of part of a file: its lines, `[first, end)` from 1.
+    #[serde(skip)]
+    pub lines: Option<(u64, u64)>,
 }
 
 impl Call {
@@ -90,6 +93,7 @@ impl Call {
             is_error: false,
             error: None,
             grep: class.grep,
+            lines: class.lines,
             results: Vec::new(),
         }
     }

@@ -425,6 +425,23 @@ fn read_groups(t: &Trajectory) -> Vec<(String, Vec<usize>)> {
         }
     }
     groups.extend(open.into_iter().map(|(k, reads)| (k.to_string(), reads)));
+    // Paging through a file (lines 1-200, then 201-400) reads nothing
+    // again: a read counts only when it covers lines another read covers.
+    for (_, reads) in &mut groups {
+        let lines: Vec<Option<(u64, u64)>> = reads.iter().map(|&i| t.calls[i].lines).collect();
+        let overlaps = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| match (a, b) {
+            (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+            _ => true,
+        };
+        let keep: Vec<bool> = (0..reads.len())
+            .map(|i| (0..reads.len()).any(|j| j != i && overlaps(lines[i], lines[j])))
+            .collect();
+        let mut k = 0;
+        reads.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+    }
     groups
 }
 
@@ -798,6 +815,40 @@ mod tests {
         // Just below: one failure of each.
         let below = run(&[shell("cargo test", true), shell("cargo build", false)]);
         assert!(!patterns(&below).contains(&Pattern::RepeatedFailure));
+    }
+
+    #[test]
+    fn paging_through_a_file_is_no_reread() {
+        let page = |offset: u64| {
+            (
+                "Read",
+                json!({"file_path": "big.rs", "offset": offset, "limit": 200}),
+                false,
+            )
+        };
+        let paged = run(&[page(1), page(201), page(401)]);
+        assert!(!patterns(&paged).contains(&Pattern::Reread));
+        let sed = run(&[
+            shell("sed -n '1,200p' big.rs", false),
+            shell("sed -n '201,400p' big.rs", false),
+        ]);
+        assert!(!patterns(&sed).contains(&Pattern::Reread));
+        // Pages that cover the same lines again, or the whole file twice, are.
+        let again = run(&[page(1), page(101), read("big.rs")]);
+        assert_eq!(found(&again, Pattern::Reread)[0].count, 3);
+        let viewed = run(&[
+            (
+                "str_replace_based_edit_tool",
+                json!({"command": "view", "path": "big.rs", "view_range": [1, 50]}),
+                false,
+            ),
+            (
+                "str_replace_based_edit_tool",
+                json!({"command": "view", "path": "big.rs", "view_range": [40, -1]}),
+                false,
+            ),
+        ]);
+        assert!(patterns(&viewed).contains(&Pattern::Reread));
     }
 
     #[test]
