@@ -67,6 +67,10 @@ pub struct Section {
     pub text: String,
 }
 
+/// What marks struck-through text in a passage (`~~gone~~`), as markdown
+/// writes it.
+pub const STRUCK: &str = "~~";
+
 /// Options used for every markdown parse in noggin, so the index and the
 /// rendered notes agree on what the syntax means.
 pub fn markdown_options() -> Options {
@@ -273,6 +277,13 @@ pub fn heading_id_start(heading: &str) -> Option<usize> {
     HEADING_ID.find(heading).map(|m| m.start())
 }
 
+/// A definition's line under its term ("Dunning\n: The process of …"), as
+/// Markdown Extra and pandoc write them: read as "Dunning: The process …".
+static DEFINITION_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    // The pattern is a literal, so compiling it cannot fail.
+    Regex::new(r"\n[ \t]*:[ \t]+").unwrap()
+});
+
 static CALLOUT_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     // The pattern is a literal, so compiling it cannot fail.
     Regex::new(r"\[!([A-Za-z][\w-]*)\][+-]?\s*").unwrap()
@@ -294,6 +305,13 @@ fn walk_body(body: &str) -> Walked {
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
         let mut push = |text: &str| {
+            let defined;
+            let text = if text.contains("\n:") {
+                defined = DEFINITION_LINE.replace_all(text, ": ");
+                defined.as_ref()
+            } else {
+                text
+            };
             let text = if text.contains("[!") {
                 collapse_whitespace(&CALLOUT_MARKER.replace_all(text, ""))
             } else {
@@ -401,6 +419,14 @@ fn walk_body(body: &str) -> Walked {
                 None => block.push('\n'),
             },
             Event::TaskListMarker(done) => block.push_str(if done { "[x] " } else { "[ ] " }),
+            // Struck-through text stays searchable, marked as struck: what a
+            // note strikes out is no longer so (research never answers with
+            // it).
+            Event::Start(Tag::Strikethrough) | Event::End(TagEnd::Strikethrough)
+                if heading.is_none() =>
+            {
+                block.push_str(STRUCK)
+            }
             Event::Rule => flush_block(&mut block, &mut blocks),
             _ => {}
         }
@@ -696,6 +722,22 @@ mod tests {
                 "fly deploy",
                 "[x] done item",
                 "[ ] open item"
+            ]
+        );
+    }
+
+    #[test]
+    fn struck_text_is_marked_and_definitions_join_their_term() {
+        let note = parse_note(
+            "n.md",
+            "~~We will use RabbitMQ.~~ NATS replaced it.\n\nDunning\n: The process of retrying failed payments.\n",
+        );
+        let texts: Vec<&str> = note.sections[0].text.lines().collect();
+        assert_eq!(
+            texts,
+            [
+                "~~We will use RabbitMQ.~~ NATS replaced it.",
+                "Dunning: The process of retrying failed payments."
             ]
         );
     }
