@@ -195,6 +195,15 @@ async fn known_answers_in_english_and_korean() {
             "Which database do we use?",
             Answer("Team/Database.md", "PostgreSQL 16"),
         ),
+        // What a note strikes through is no longer so.
+        (
+            "Which broker carries events between services?",
+            Answer("Team/Messaging.md", "NATS JetStream"),
+        ),
+        (
+            "서비스 간 이벤트는 무엇으로 보내나요?",
+            Answer("팀/메시징.md", "NATS JetStream"),
+        ),
         (
             "How long are database backups kept?",
             Answer("Team/Database.md", "35 days"),

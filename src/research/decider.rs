@@ -24,6 +24,7 @@ use std::sync::{Arc, LazyLock};
 
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
+use crate::brain::parse::STRUCK;
 use crate::cache::CappedMap;
 use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
@@ -120,6 +121,9 @@ pub struct SectionTokens {
     word_count: Vec<usize>,
     /// Whether each line ends like a statement (a list item may not).
     ends_sentence: Vec<bool>,
+    /// Whether all of each sentence is struck through (`~~…~~`): no longer
+    /// so, never an answer or part of one.
+    struck: Vec<bool>,
 }
 
 /// Passages whose words are kept between requests; beyond it the cache
@@ -156,12 +160,16 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     }
     let text = &section.text;
     let spans = sentence_spans(text);
+    // What a note strikes through is no longer so: its words are not the
+    // sentence's.
+    let struck_at = struck_ranges(text);
     let (words, content, pairs, around) = with_analyzer(|analyzer| {
         let mut words = Vec::with_capacity(spans.len());
         let mut content = Vec::with_capacity(spans.len());
         let mut pairs = Vec::with_capacity(spans.len());
         for &(s, e) in &spans {
-            let sentence = &text[s..e];
+            let sentence = unstruck(&text[s..e], s, &struck_at);
+            let sentence = sentence.as_ref();
             let tokens = analyze(analyzer, sentence);
             let mut ids: Vec<WordId> = pairs_of(sentence, &tokens)
                 .map(|(a, b)| pair_id(a, b))
@@ -185,6 +193,14 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let table_row: Vec<bool> = sentences().map(is_table_row).collect();
     let word_count: Vec<usize> = sentences().map(|s| s.split_whitespace().count()).collect();
     let title_like = title_lines(text, &spans, &table_row, &word_count);
+    // A sentence struck through as a whole is never an answer.
+    let struck: Vec<bool> = spans
+        .iter()
+        .map(|&(s, e)| {
+            let left = unstruck(&text[s..e], s, &struck_at);
+            text[s..e].contains(char::is_alphanumeric) && !left.contains(char::is_alphanumeric)
+        })
+        .collect();
     let context_line = context_lines(&table_row, &title_like);
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
@@ -198,6 +214,7 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         title_like,
         context_line,
         word_count,
+        struck,
         spans,
         words,
         content,
@@ -208,6 +225,42 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     tokens
 }
 
+/// The byte ranges of a passage struck through: from a `~~` to the end of
+/// the next.
+fn struck_ranges(text: &str) -> Vec<(usize, usize)> {
+    if !text.contains(STRUCK) {
+        return Vec::new();
+    }
+    let marks: Vec<usize> = text.match_indices(STRUCK).map(|(i, _)| i).collect();
+    marks
+        .chunks_exact(2)
+        .map(|pair| (pair[0], pair[1] + STRUCK.len()))
+        .collect()
+}
+
+/// A sentence (at `start` of the passage) with what is struck through in it
+/// blanked out, byte for byte, so that its words are the ones it still says.
+fn unstruck<'a>(
+    sentence: &'a str,
+    start: usize,
+    struck: &[(usize, usize)],
+) -> std::borrow::Cow<'a, str> {
+    let end = start + sentence.len();
+    if !struck.iter().any(|&(s, e)| s < end && start < e) {
+        return std::borrow::Cow::Borrowed(sentence);
+    }
+    let inside = |at: usize| struck.iter().any(|&(s, e)| s <= at && at < e);
+    let mut out = String::with_capacity(sentence.len());
+    for (i, c) in sentence.char_indices() {
+        if inside(start + i) {
+            out.extend(std::iter::repeat_n(' ', c.len_utf8()));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// True for a table row as the parser writes it: cells ending in " | ".
 fn is_table_row(line: &str) -> bool {
     line.trim_end().ends_with('|') && line.contains(" | ")
@@ -215,7 +268,8 @@ fn is_table_row(line: &str) -> bool {
 
 /// True when a line ends like a statement (or opens a list).
 fn ends_like_sentence(line: &str) -> bool {
-    line.trim_end().ends_with([
+    // A sentence struck through ends before its closing `~~`.
+    line.trim_end().trim_end_matches('~').ends_with([
         '.', '!', '?', ':', '。', '！', '？', '：', '｡', '"', ')', '”',
     ])
 }
@@ -712,7 +766,7 @@ pub fn score_candidates(
         {
             // Titles and table header rows are context for what follows
             // them, not answers.
-            if tokens[at].title_like[i] || is_header_row(&tokens[at], i) {
+            if tokens[at].title_like[i] || tokens[at].struck[i] || is_header_row(&tokens[at], i) {
                 continue;
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
@@ -850,7 +904,7 @@ fn score_sentences(
     let short_factor =
         1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
     // A title line is never part of an answer.
-    let usable = |j: usize| !tokens.title_like[j];
+    let usable = |j: usize| !tokens.title_like[j] && !tokens.struck[j];
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let context = tokens.context_line[i];
