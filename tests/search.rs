@@ -281,6 +281,48 @@ async fn edits_on_disk_show_up_in_search() {
     server.stop().await;
 }
 
+/// A note is found once, at its own path: a symlink to it, or to its
+/// folder, inside the brain is no second note, and edits show up under the
+/// note's path.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_is_found_at_its_own_path_not_through_symlinks() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "real/target.md",
+        "# Target
+
+The old word is capybara.
+",
+    );
+    std::os::unix::fs::symlink("real/target.md", brain.note("alias.md")).expect("symlink");
+    std::os::unix::fs::symlink("real", brain.note("linkdir")).expect("symlink");
+    let server = TestServer::start(&brain).await;
+    let s = &server;
+    assert_eq!(s.search_paths("capybara").await, ["real/target.md"]);
+    brain.write(
+        "real/target.md",
+        "# Target
+
+The new word is axolotl.
+",
+    );
+    wait_until(
+        CHANGE_DEADLINE,
+        "the edit is found at the note's path",
+        || async move {
+            s.search_paths("axolotl").await == ["real/target.md"]
+                && s.search_paths("capybara").await.is_empty()
+        },
+    )
+    .await;
+    brain.remove("real/target.md");
+    wait_until(CHANGE_DEADLINE, "the deleted note is gone", || async move {
+        s.search_paths("axolotl").await.is_empty()
+    })
+    .await;
+    server.stop().await;
+}
+
 /// Reading notes (noggin's own scans, the user's grep or editor) is no
 /// change: it must not send noggin rescanning the brain over and over.
 #[tokio::test(flavor = "multi_thread")]

@@ -2,8 +2,11 @@
 //!
 //! A note is a `.md` or `.markdown` file under the brain folder. Hidden files
 //! and folders (`.git`, `.obsidian`, `.trash`, `.noggin`), `node_modules`,
-//! files over the size limit and symlinks that lead out of the brain are
-//! skipped, so the index never holds what the user did not write as a note.
+//! files over the size limit and symlinks are skipped, so the index never
+//! holds what the user did not write as a note, and holds each note once, at
+//! its own path (a symlink out of the brain would leak what is not the
+//! brain's; one within it would show a note twice, and its edits under the
+//! wrong path).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -96,16 +99,10 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
         return Err(Error::NotAFolder(root.to_path_buf()));
     }
     let mut report = ScanReport::default();
-    let walker = WalkDir::new(root)
-        .follow_links(true)
-        .into_iter()
-        .filter_entry(|e| {
-            let skipped = e.file_name().to_str().is_some_and(is_skipped_component);
-            // Only symlinks can lead out; everything else is inside by construction.
-            let leaves = e.path_is_symlink()
-                && !std::fs::canonicalize(e.path()).is_ok_and(|real| real.starts_with(root));
-            e.depth() == 0 || !(skipped || leaves)
-        });
+    // Symlinks are not followed: their entries are neither files nor folders.
+    let walker = WalkDir::new(root).into_iter().filter_entry(|e| {
+        e.depth() == 0 || !e.file_name().to_str().is_some_and(is_skipped_component)
+    });
     let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
@@ -172,8 +169,8 @@ pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, Sc
     Ok((notes, report))
 }
 
-/// Looks at one note path: `Ok(None)` when it is gone, not a note, or a
-/// symlink that leaves the brain.
+/// Looks at one note path: `Ok(None)` when it is gone, not a note, or
+/// reached through a symlink.
 pub fn stat_note(
     root: &Path,
     rel_path: &str,
@@ -183,9 +180,9 @@ pub fn stat_note(
         return Ok(None);
     }
     let abs_path = root.join(rel_path);
-    // A symlinked file or folder anywhere on the way may point outside.
+    // A symlinked file or folder anywhere on the way makes it no note.
     match std::fs::canonicalize(&abs_path) {
-        Ok(real) if real.starts_with(root) => {}
+        Ok(real) if real == abs_path => {}
         Ok(_) => return Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
@@ -399,8 +396,19 @@ mod tests {
 
         let (notes, report) = scan_brain(&root, 1024).unwrap();
         let paths: Vec<&str> = notes.iter().map(|n| n.rel_path.as_str()).collect();
-        assert_eq!(paths, ["inside-link.md", "keep.md", "sub/also.markdown"]);
+        assert_eq!(paths, ["keep.md", "sub/also.markdown"]);
         assert_eq!(report.too_large, 1);
+        // A note is one note, at its own path: not again through a link.
+        std::os::unix::fs::symlink(root.join("sub"), root.join("sublink")).unwrap();
+        let (notes, _) = scan_brain(&root, 1024).unwrap();
+        assert_eq!(notes.len(), 2);
+        assert!(stat_note(&root, "sublink/also.markdown", 1024)
+            .unwrap()
+            .is_none());
+        assert!(stat_note(&root, "inside-link.md", 1024).unwrap().is_none());
+        assert!(stat_note(&root, "sub/also.markdown", 1024)
+            .unwrap()
+            .is_some());
     }
 
     #[test]

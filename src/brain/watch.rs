@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode};
-use notify_debouncer_full::{new_debouncer, DebounceEventResult};
+use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, RecommendedCache};
 use serde::Serialize;
 
 use super::scan::{is_note_path, relative_path};
@@ -163,7 +163,9 @@ fn start_native(
     let root_owned = root.to_path_buf();
     let state_for_events = state.clone();
     let stop_for_events = stop.clone();
-    let mut debouncer = new_debouncer(
+    // Symlinks are no notes (`scan`); following them would also watch one
+    // folder under two paths, and report its changes under the link's.
+    let mut debouncer = new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
         Duration::from_millis(DEBOUNCE_MS),
         None,
         move |result: DebounceEventResult| match result {
@@ -193,6 +195,8 @@ fn start_native(
                 sink(Change::Rescan);
             }
         },
+        RecommendedCache::new(),
+        notify::Config::default().with_follow_symlinks(false),
     )?;
     debouncer.watch(root, RecursiveMode::Recursive)?;
     Ok(Box::new(debouncer))
