@@ -593,3 +593,51 @@ impl Drop for Serve {
         }
     }
 }
+
+/// `noggin search` reads the index a server keeps, also while that server
+/// commits answers and merges segments away under it: never an empty
+/// result for a brain that has the words.
+#[tokio::test(flavor = "multi_thread")]
+async fn search_beside_a_committing_server_reads_the_index() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let brain = TestBrain::sample();
+    let server = crate::helpers::TestServer::start(&brain).await;
+    let done = AtomicBool::new(false);
+    let answers = async {
+        let mut i = 0;
+        while !done.load(Ordering::Relaxed) {
+            i += 1;
+            let body = serde_json::json!({"prompt": format!("Beside {i}"), "qa": [
+                {"question": format!("Question {i}?"), "answer": "An answer long enough to keep."}
+            ]});
+            let (status, reply) = server.post_json("/v1/answers", &body).await;
+            assert!(status.is_success(), "{reply}");
+        }
+        i
+    };
+    let searches = async {
+        let brain_dir = path_arg(&brain).to_string();
+        let mut empty = Vec::new();
+        for round in 0..120 {
+            let dir = brain_dir.clone();
+            let output = tokio::task::spawn_blocking(move || {
+                run(noggin().args(["search", "--brain", &dir, "--json", "deploy"]))
+            })
+            .await
+            .expect("the search ran");
+            let hits: Value = serde_json::from_str(&stdout(&output)).unwrap_or(Value::Null);
+            if hits["hits"].as_array().is_none_or(Vec::is_empty) {
+                empty.push(format!("round {round}: {}", stderr(&output)));
+            }
+        }
+        done.store(true, Ordering::Relaxed);
+        empty
+    };
+    let (committed, empty) = tokio::join!(answers, searches);
+    server.stop().await;
+    assert!(
+        committed > 5,
+        "only {committed} commits beside the searches"
+    );
+    assert!(empty.is_empty(), "{}", empty.join("\n"));
+}

@@ -173,7 +173,36 @@ impl Index {
         let index_dir = data_dir.join("index");
         let (schema, fields) = schema::build_schema();
 
-        let (index, rebuilt_because) = match open_existing(&index_dir, &schema) {
+        // A server committing beside a reader removes the files of the
+        // segments it merged away: a reader that read the old `meta.json`
+        // finds them gone, and reads the new one on its next try. Its
+        // searcher is opened within the try, so that it holds the files.
+        let open_for_reading = || {
+            open_existing(&index_dir, &schema).and_then(|index| {
+                let reader = reader_of(&index).map_err(|e| format!("cannot read: {e}"))?;
+                Ok((index, reader))
+            })
+        };
+        let mut read_only = None;
+        let opened = if options.read_only {
+            let mut tried = open_for_reading();
+            for _ in 0..READ_ONLY_OPEN_RETRIES {
+                match &tried {
+                    Err(reason) if reason.starts_with("cannot ") => {
+                        std::thread::sleep(READ_ONLY_OPEN_PAUSE);
+                        tried = open_for_reading();
+                    }
+                    _ => break,
+                }
+            }
+            tried.map(|(index, reader)| {
+                read_only = Some(reader);
+                index
+            })
+        } else {
+            open_existing(&index_dir, &schema)
+        };
+        let (index, rebuilt_because) = match opened {
             Ok(index) => (index, None),
             Err(reason) if options.read_only => {
                 // Not ours to rebuild: report an empty index instead.
@@ -192,11 +221,10 @@ impl Index {
             path: index_dir.clone(),
             source,
         };
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(tantivy_err)?;
+        let reader = match read_only {
+            Some(reader) => reader,
+            None => reader_of(&index).map_err(tantivy_err)?,
+        };
         let status = Arc::new(Mutex::new(IndexStatus {
             rebuilt_because: rebuilt_because.filter(|r| r != "no index yet"),
             ..IndexStatus::default()
@@ -359,6 +387,11 @@ fn writer_threads() -> usize {
 /// `backlog`).
 const WRITER_BUDGET_PER_THREAD: usize = 30_000_000;
 
+/// How often a read-only open (the CLI beside a server) tries again when
+/// the index's files change under it, and how long it waits each time.
+const READ_ONLY_OPEN_RETRIES: usize = 20;
+const READ_ONLY_OPEN_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
+
 fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
     let io_err = |source| Error::DataDir {
         path: data_dir.to_path_buf(),
@@ -404,6 +437,14 @@ fn foreign_entry(index_dir: &Path) -> std::io::Result<Option<String>> {
     Ok(None)
 }
 
+/// A reader of `index` that reloads when told to (after each commit).
+fn reader_of(index: &tantivy::Index) -> tantivy::Result<IndexReader> {
+    index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+}
+
 /// Opens an index that exists, is intact and has our schema version; the
 /// error says why it cannot be used.
 fn open_existing(
@@ -420,7 +461,7 @@ fn open_existing(
     if index.schema() != *schema {
         return Err("schema differs".to_string());
     }
-    let manifest = writer::load_manifest(&index);
+    let manifest = writer::read_manifest(&index)?;
     if manifest.schema != SCHEMA_VERSION {
         return Err(format!(
             "schema version {} instead of {SCHEMA_VERSION}",

@@ -98,12 +98,21 @@ pub(super) struct Manifest {
 
 /// Reads the manifest from the last commit's payload; empty if there is none.
 pub(super) fn load_manifest(index: &tantivy::Index) -> Manifest {
-    index
+    read_manifest(index).unwrap_or_default()
+}
+
+/// The manifest of the last commit (empty when the commit carries none, as
+/// an index just created); an error when `meta.json` cannot be read now.
+pub(super) fn read_manifest(index: &tantivy::Index) -> Result<Manifest, String> {
+    let meta = index
         .load_metas()
-        .ok()
-        .and_then(|meta| meta.payload)
-        .and_then(|payload| serde_json::from_str(&payload).ok())
-        .unwrap_or_default()
+        .map_err(|e| format!("cannot read the commit: {e}"))?;
+    match meta.payload {
+        None => Ok(Manifest::default()),
+        Some(payload) => {
+            serde_json::from_str(&payload).map_err(|e| format!("cannot read the manifest: {e}"))
+        }
+    }
 }
 
 enum Command {
