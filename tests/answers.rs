@@ -271,6 +271,62 @@ async fn fifty_concurrent_posts_for_one_prompt_make_one_note_with_all_entries() 
     server.stop().await;
 }
 
+/// A user appending lines to the note (`>>`, one open and write each)
+/// while answers are written to it: every line stays, once, and every
+/// answer is there once (the user's lines after an answer read as part of
+/// it, which once made the answer look missing and written again).
+#[tokio::test(flavor = "multi_thread")]
+async fn lines_the_user_appends_meanwhile_are_kept_and_answers_written_once() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let prompt = "Keep my lines";
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": prompt, "qa": [qa("Seed?", "A seed answer, long enough.")]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let note = brain.note("Alignment Knowledge/2026-11-22 Keep my lines.md");
+    let appender = {
+        let note = note.clone();
+        std::thread::spawn(move || {
+            for k in 0..300 {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&note)
+                    .expect("open the note");
+                std::io::Write::write_all(&mut f, format!("\nUSERLINE {k}\n").as_bytes())
+                    .expect("append");
+                drop(f);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let posts = (0..10).map(|i| {
+        let body = json!({"prompt": prompt, "qa": [
+            qa(&format!("Server question {i}?"), &format!("Server answer number {i} is long enough."))
+        ]});
+        let server = &server;
+        async move { server.post_json("/v1/answers", &body).await }
+    });
+    for (status, body) in join_all(posts).await {
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    appender.join().expect("the appender finished");
+    server.stop().await;
+    let text = std::fs::read_to_string(&note).expect("read the note");
+    for k in 0..300 {
+        assert_eq!(
+            text.matches(&format!("USERLINE {k}\n")).count(),
+            1,
+            "line {k} in\n{text}"
+        );
+    }
+    assert_eq!(text.matches("### Q. ").count(), 11, "{text}");
+}
+
 #[tokio::test]
 async fn every_rejected_request_leaves_the_brain_unchanged() {
     let brain = TestBrain::sample();

@@ -459,9 +459,18 @@ mod tests {
             .unwrap();
         assert_eq!(outcome.saved[0].questions, ["Who signs off?"]);
         assert_eq!(outcome.skipped[0].reason, SkipReason::Duplicate);
-        let text =
-            std::fs::read_to_string(knowledge.folder().join("2026-11-22 Plan it.md")).unwrap();
+        let path = knowledge.folder().join("2026-11-22 Plan it.md");
+        let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(note::read_entries(&text).len(), 2);
+        // Lines the user adds at the end of the note read as part of the
+        // last answer: that answer is still there, given again it is a
+        // duplicate, and the user's lines stay.
+        let added = format!("{text}\nUSERLINE one\n");
+        std::fs::write(&path, &added).unwrap();
+        let again = answer("Who signs off?", "The release manager, Dana, signs off.");
+        let outcome = knowledge.remember("Plan it", &[again]).await.unwrap();
+        assert_eq!(outcome.skipped[0].reason, SkipReason::Duplicate);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), added);
     }
 
     #[tokio::test]

@@ -63,6 +63,19 @@ impl Entry {
         comparable(&self.question) == comparable(&other.question)
             && comparable(&self.answer) == comparable(&other.answer)
     }
+
+    /// True when this entry, read from a note, holds `given`: the same
+    /// question, and an answer that is `given`'s or starts with it. What the
+    /// user wrote after an answer (more lines at the end of the note) reads
+    /// as part of it, and the answer is still there.
+    pub fn holds(&self, given: &Entry) -> bool {
+        if comparable(&self.question) != comparable(&given.question) {
+            return false;
+        }
+        let (held, answer) = (comparable(&self.answer), comparable(&given.answer));
+        held.strip_prefix(answer.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+    }
 }
 
 /// Text as it is compared: NFC, whitespace runs collapsed.
@@ -681,6 +694,11 @@ mod tests {
     fn entries_compare_up_to_whitespace() {
         assert!(entry("What  is it?", "A\nthing ").same_as(&entry("What is it?", "A thing")));
         assert!(!entry("What is it?", "A thing").same_as(&entry("What is it?", "Another")));
+        // Lines the user added after an answer: the answer is still held.
+        let grown = entry("What is it?", "A thing.\n\nUSERLINE 1\n");
+        assert!(grown.holds(&entry("What is it?", "A thing.")));
+        assert!(!grown.holds(&entry("What is it?", "A thin")));
+        assert!(!grown.holds(&entry("What is this?", "A thing.")));
     }
 
     #[test]

@@ -35,6 +35,12 @@ const SYNCED_ATTEMPTS: u32 = 3;
 const RETRY_PAUSE: Duration = Duration::from_millis(1);
 const MAX_RETRY_PAUSE: Duration = Duration::from_millis(20);
 
+/// How long the note as it was before our version took its place is kept
+/// after the swap, and looked at again: a program that opened the note just
+/// before (`>>`, an editor writing in place) writes into that file, and its
+/// write must not be dropped with it.
+const LATE_WRITE_GRACE: Duration = Duration::from_millis(3);
+
 /// Temporary files older than this are leftovers of a crash, even while
 /// another noggin may be writing.
 const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
@@ -133,7 +139,7 @@ pub(super) fn write_entries(
         let held = note::read_entries(&String::from_utf8_lossy(&now));
         let all_there = entries
             .iter()
-            .all(|entry| held.iter().any(|h| h.same_as(entry)));
+            .all(|entry| held.iter().any(|h| h.holds(entry)));
         if !all_there {
             tracing::warn!(path = %path.display(), "an editor's save replaced the note with answers missing; adding them again");
             last_path = path;
@@ -215,7 +221,7 @@ fn apply_once(
         let mut wrote = Vec::new();
         let mut fresh = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
-            if !held.iter().any(|h| h.same_as(entry)) {
+            if !held.iter().any(|h| h.holds(entry)) {
                 wrote.push(i);
                 fresh.push(entry.clone());
             }
@@ -309,8 +315,7 @@ fn replace_if_unchanged(
     #[cfg(target_os = "linux")]
     match exchange(&temp_path, path) {
         Ok(()) => {
-            let replaced =
-                settle_exchange(path, &temp_path, read_hash, xxh3_64(contents.as_bytes()))?;
+            let replaced = settle_exchange(path, &temp_path, read_hash, contents.as_bytes())?;
             sync_after()?;
             return Ok(replaced);
         }
@@ -344,20 +349,29 @@ fn exchange(a: &Path, b: &Path) -> Result<(), rustix::io::Errno> {
 }
 
 /// After our version was swapped into `path`, `temp_path` holds what was
-/// there. True if that was the note as read (it is dropped); otherwise it is
-/// an editor's save, which is put back (a newer save that replaced ours
-/// meanwhile wins over it), and false.
+/// there. True if that was the note as read, and still is a moment later
+/// (it is dropped); otherwise it is an editor's save or a write into the
+/// note as it was, which is put back (lines appended to our version
+/// meanwhile are appended to it; a newer save that replaced ours wins over
+/// it), and false.
 #[cfg(target_os = "linux")]
 fn settle_exchange(
     path: &Path,
     temp_path: &Path,
     read_hash: u64,
-    ours_hash: u64,
+    ours: &[u8],
 ) -> Result<bool, Error> {
-    let swapped_out = fs::read(temp_path).map_err(io_error(temp_path))?;
+    let ours_hash = xxh3_64(ours);
+    let mut swapped_out = fs::read(temp_path).map_err(io_error(temp_path))?;
     if xxh3_64(&swapped_out) == read_hash {
-        let _ = fs::remove_file(temp_path);
-        return Ok(true);
+        std::thread::sleep(LATE_WRITE_GRACE);
+        swapped_out = fs::read(temp_path).map_err(io_error(temp_path))?;
+        if xxh3_64(&swapped_out) == read_hash {
+            let _ = fs::remove_file(temp_path);
+            return Ok(true);
+        }
+        // Written to after the swap: the user's write goes back in place,
+        // and the entries are added to it on the next attempt.
     }
     // `temp_path` holds the user's save; `path` holds ours (expected back).
     let mut expected = ours_hash;
@@ -370,6 +384,20 @@ fn settle_exchange(
         let back = fs::read(temp_path).map_err(io_error(temp_path))?;
         let back_hash = xxh3_64(&back);
         if back_hash == expected {
+            let _ = fs::remove_file(temp_path);
+            return Ok(false);
+        }
+        // Lines appended to our version while it was in place (`>>`): they
+        // go on the end of the user's version, as they were written.
+        if expected == ours_hash && back.len() > ours.len() && back.starts_with(ours) {
+            fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .and_then(|mut f| {
+                    f.write_all(&back[ours.len()..])?;
+                    f.sync_data()
+                })
+                .map_err(io_error(path))?;
             let _ = fs::remove_file(temp_path);
             return Ok(false);
         }
