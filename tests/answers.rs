@@ -327,6 +327,31 @@ async fn lines_the_user_appends_meanwhile_are_kept_and_answers_written_once() {
     assert_eq!(text.matches("### Q. ").count(), 11, "{text}");
 }
 
+/// An answers' folder that links out of the brain takes no answer, and the
+/// response says why instead of "internal".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_knowledge_folder_linking_out_of_the_brain_is_refused_by_name() {
+    let brain = TestBrain::sample();
+    let outside = tempfile::tempdir().expect("a temp dir");
+    std::fs::remove_dir_all(brain.note(FOLDER)).expect("remove the knowledge folder");
+    std::os::unix::fs::symlink(outside.path(), brain.note(FOLDER)).expect("symlink");
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Link out", "qa": [qa("Where?", "Nowhere outside the brain, please.")]}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"]["code"], "knowledge-folder-outside", "{body}");
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read the folder").count(),
+        0,
+        "nothing is written outside"
+    );
+}
+
 #[tokio::test]
 async fn every_rejected_request_leaves_the_brain_unchanged() {
     let brain = TestBrain::sample();

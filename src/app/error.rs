@@ -86,14 +86,40 @@ impl From<crate::context::Error> for Error {
 
 impl From<crate::knowledge::Error> for Error {
     fn from(error: crate::knowledge::Error) -> Error {
-        match error.input_code() {
-            Some(code) => Error::invalid(code, error.to_string()),
-            None if matches!(error, crate::knowledge::Error::BrainGone(_)) => Error::Unavailable {
+        use crate::knowledge::Error as E;
+        use std::io::ErrorKind;
+        if let Some(code) = error.input_code() {
+            return Error::invalid(code, error.to_string());
+        }
+        // The state of the brain's disk, not noggin's fault: said as such.
+        let unavailable = |code| Error::Unavailable {
+            code,
+            message: format!("{error}; nothing was written"),
+        };
+        match &error {
+            E::BrainGone(_) => Error::Unavailable {
                 code: "brain-unavailable",
                 message: error.to_string(),
             },
-            None if error.is_transient() => Error::Busy(error.to_string()),
-            None => Error::Internal(error.into()),
+            E::OutsideBrain(_) => unavailable("knowledge-folder-outside"),
+            E::Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    ErrorKind::StorageFull | ErrorKind::QuotaExceeded
+                ) =>
+            {
+                unavailable("disk-full")
+            }
+            E::Io { source, .. }
+                if matches!(
+                    source.kind(),
+                    ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                unavailable("brain-read-only")
+            }
+            _ if error.is_transient() => Error::Busy(error.to_string()),
+            _ => Error::Internal(error.into()),
         }
     }
 }
@@ -101,5 +127,36 @@ impl From<crate::knowledge::Error> for Error {
 impl From<crate::index::Error> for Error {
     fn from(error: crate::index::Error) -> Error {
         Error::Internal(error.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::Error as K;
+    use std::io::{Error as IoError, ErrorKind};
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_disk_that_cannot_take_the_answers_is_said_as_such() {
+        let io = |kind| K::Io {
+            path: PathBuf::from("/brain/Alignment Knowledge/a.md"),
+            source: IoError::from(kind),
+        };
+        for (error, code) in [
+            (io(ErrorKind::StorageFull), "disk-full"),
+            (io(ErrorKind::QuotaExceeded), "disk-full"),
+            (io(ErrorKind::PermissionDenied), "brain-read-only"),
+            (io(ErrorKind::ReadOnlyFilesystem), "brain-read-only"),
+            (
+                K::OutsideBrain(PathBuf::from("/brain/Alignment Knowledge")),
+                "knowledge-folder-outside",
+            ),
+            (K::BrainGone(PathBuf::from("/brain")), "brain-unavailable"),
+            (io(ErrorKind::Other), "internal"),
+        ] {
+            let error = Error::from(error);
+            assert_eq!(error.code(), code, "{error}");
+        }
     }
 }
