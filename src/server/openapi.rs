@@ -53,7 +53,7 @@ fn answers_operation() -> Value {
             "400": error_response("not the expected JSON (a missing question or answer, an unknown field), empty or too long prompt, too many entries, a question with a control character, too long question or answer"),
             "401": error_response("missing or wrong token"),
             "413": error_response("body too large"),
-            "503": error_response("busy: out of file descriptors, or the note kept changing under an editor; brain-unavailable: the brain folder was moved away or deleted; nothing acknowledged, retry")
+            "503": error_response("busy: out of file descriptors, or the note kept changing under an editor; brain-unavailable: the brain folder was moved away or deleted; disk-full, brain-read-only, knowledge-folder-outside: the brain's disk cannot take the answers; nothing acknowledged")
         }
     })
 }
