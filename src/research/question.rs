@@ -617,6 +617,30 @@ pub struct Offers {
     names: Vec<String>,
 }
 
+/// A date in Korean, Japanese or Chinese ("2024년 12월 31일", "12月31日"); not a
+/// span of days ("30일"), which is how much time.
+static CJK_DATE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\d+\s*(년|年)\s*\d+\s*(월|月)(\s*\d+\s*(일|日))?|\d+\s*(월|月)\s*\d+\s*(일|日)")
+        .expect("static regex")
+});
+
+/// The digits of a sentence that may be an amount: not those of a date or a
+/// clock time ("2024년 12월 31일", "14:00", "2026-11-26"), which say when,
+/// not how much.
+fn amount_digits(sentence: &str, cjk: bool) -> Vec<String> {
+    let mut text = std::borrow::Cow::Borrowed(sentence);
+    if TIME_STRONG.is_match(&text) {
+        text = std::borrow::Cow::Owned(TIME_STRONG.replace_all(&text, " ").into_owned());
+    }
+    if cjk && CJK_DATE.is_match(&text) {
+        text = std::borrow::Cow::Owned(CJK_DATE.replace_all(&text, " ").into_owned());
+    }
+    DIGITS
+        .find_iter(&text)
+        .map(|m| m.as_str().to_lowercase())
+        .collect()
+}
+
 impl Offers {
     pub fn of(sentence: &str) -> Offers {
         let found = |re: &Regex| -> Vec<String> {
@@ -638,7 +662,7 @@ impl Offers {
             time_weak: found(&TIME_WEAK),
             cjk_time: if cjk { found(&CJK_TIME) } else { Vec::new() },
             percent: found(&PERCENT),
-            digits: found(&DIGITS),
+            digits: amount_digits(sentence, cjk),
             number: found(&NUMBER),
             specific: found(&SPECIFIC),
             flags: FLAG
@@ -814,6 +838,33 @@ mod tests {
             ..Asked::new(question)
         };
         Offers::of(sentence).offer(&asked)
+    }
+
+    #[test]
+    fn the_digits_of_a_date_are_no_amount() {
+        let offers =
+            |question: &str, sentence: &str| Offers::of(sentence).offer(&Asked::new(question));
+        assert!(!offers(
+            "헬스장 회원권 가격은 얼마인가요?",
+            "헬스장 회원권은 2024년 12월 31일에 끝난다."
+        ));
+        assert!(offers(
+            "헬스장 회원권 가격은 얼마인가요?",
+            "헬스장 회원권은 한 달에 55,000원이다."
+        ));
+        // A span of days is how much time.
+        assert!(offers(
+            "로그 보관 기간은 얼마나 돼요?",
+            "보관 기간은 30일이다."
+        ));
+        assert!(!offers(
+            "How much is the fee?",
+            "The fee changed on 2026-11-26 at 14:00."
+        ));
+        assert!(offers(
+            "How much is the fee?",
+            "The fee is 15 EUR since 2026-11-26."
+        ));
     }
 
     #[test]
