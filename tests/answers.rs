@@ -346,7 +346,9 @@ async fn a_knowledge_folder_linking_out_of_the_brain_is_refused_by_name() {
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"]["code"], "knowledge-folder-outside", "{body}");
     assert_eq!(
-        std::fs::read_dir(outside.path()).expect("read the folder").count(),
+        std::fs::read_dir(outside.path())
+            .expect("read the folder")
+            .count(),
         0,
         "nothing is written outside"
     );
