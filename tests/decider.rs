@@ -171,6 +171,37 @@ async fn the_sample_brain_answers_what_it_states() {
     );
 }
 
+/// A callout's title is context for its text, never glued to the answer,
+/// also where the callout follows a list (whose items are short lines
+/// without a full stop, as a title is).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_callout_title_after_a_list_is_not_part_of_the_answer() {
+    let brain = decider_brain();
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"questions": ["When is the rotation handover?", "당직 교대는 언제 하나요?"]}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answers: Vec<&str> = body["answered"]
+        .as_array()
+        .expect("answered")
+        .iter()
+        .filter_map(|a| a["answer"].as_str())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            "The on-call rotation hands over every Monday at 10:00.",
+            "당직은 일주일 단위로 바뀌고, 교대는 월요일 오전 10시에 한다."
+        ],
+        "{body}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn known_answers_in_english_and_korean() {
     let brain = decider_brain();

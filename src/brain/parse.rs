@@ -67,6 +67,10 @@ pub struct Section {
     pub text: String,
 }
 
+/// What follows a callout's title in a passage: a blank line, which no other
+/// line of a passage has after it.
+pub const CALLOUT_TITLE_END: &str = "\n\n";
+
 /// What marks struck-through text in a passage (`~~gone~~`), as markdown
 /// writes it.
 pub const STRUCK: &str = "~~";
@@ -335,6 +339,17 @@ fn walk_body(body: &str) -> Walked {
                 let (title, body) = rest.split_once('\n').unwrap_or((rest, ""));
                 push(title);
                 push(body);
+                // A blank line after a titled callout's title: the one
+                // place a passage has one, so research can tell the title
+                // from the callout's text (`CALLOUT_TITLE_END`).
+                let has_body = !collapse_whitespace(body).is_empty();
+                let titled =
+                    !collapse_whitespace(&CALLOUT_MARKER.replace_all(title, "")).is_empty();
+                if has_body && titled {
+                    if let Some(title_block) = blocks.len().checked_sub(2).map(|i| &mut blocks[i]) {
+                        title_block.push('\n');
+                    }
+                }
             }
             _ => push(block),
         }
@@ -718,6 +733,7 @@ mod tests {
             texts,
             [
                 "Careful",
+                "",
                 "Never deploy on Friday.",
                 "fly deploy",
                 "[x] done item",

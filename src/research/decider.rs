@@ -24,7 +24,7 @@ use std::sync::{Arc, LazyLock};
 
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::brain::parse::STRUCK;
+use crate::brain::parse::{CALLOUT_TITLE_END, STRUCK};
 use crate::cache::CappedMap;
 use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
@@ -286,6 +286,11 @@ fn title_lines(
 ) -> Vec<bool> {
     (0..spans.len())
         .map(|i| {
+            // A callout's title, as the parser marks it.
+            let next_start = spans.get(i + 1).map_or(text.len(), |n| n.0);
+            if text[spans[i].1..next_start].contains(CALLOUT_TITLE_END) {
+                return true;
+            }
             let line = &text[spans[i].0..spans[i].1];
             if table_row[i] || word_count[i] > TITLE_LINE_WORDS || ends_like_sentence(line) {
                 return false;
