@@ -395,7 +395,10 @@ fn index_files(brain: &TestBrain) -> Vec<std::path::PathBuf> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_broken_index_is_rebuilt_from_the_notes() {
     type Breakage = fn(&TestBrain);
-    let breakages: [(&str, Breakage); 2] = [
+    let breakages: [(&str, Breakage); 3] = [
+        ("the index folder deleted", |brain| {
+            std::fs::remove_dir_all(brain.data_dir().join("index")).unwrap();
+        }),
         ("garbage meta.json", |brain| {
             std::fs::write(brain.data_dir().join("index/meta.json"), b"{not json").unwrap();
         }),

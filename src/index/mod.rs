@@ -162,6 +162,9 @@ impl Index {
         if std::fs::canonicalize(&data_dir).is_ok_and(|d| d == brain) {
             return Err(Error::DataDirIsBrain(data_dir));
         }
+        // A data folder noggin used before (its lock file is there) with no
+        // index in it: the index was deleted, which is worth saying.
+        let used_before = owner::lock_path(&data_dir).exists();
         prepare_data_dir(&data_dir)?;
         // Before anything may be deleted or rebuilt: a second process must
         // never throw away an index that another one is creating or using.
@@ -225,8 +228,13 @@ impl Index {
             Some(reader) => reader,
             None => reader_of(&index).map_err(tantivy_err)?,
         };
+        let rebuilt_because = match rebuilt_because.as_deref() {
+            Some(NO_INDEX_YET) if used_before => Some("the index was missing".to_string()),
+            Some(NO_INDEX_YET) => None,
+            _ => rebuilt_because,
+        };
         let status = Arc::new(Mutex::new(IndexStatus {
-            rebuilt_because: rebuilt_because.filter(|r| r != "no index yet"),
+            rebuilt_because,
             ..IndexStatus::default()
         }));
         let writer = if options.read_only {
@@ -437,6 +445,10 @@ fn foreign_entry(index_dir: &Path) -> std::io::Result<Option<String>> {
     Ok(None)
 }
 
+/// Why [`open_existing`] found no index: a first start, unless noggin used
+/// the data folder before.
+const NO_INDEX_YET: &str = "no index yet";
+
 /// A reader of `index` that reloads when told to (after each commit).
 fn reader_of(index: &tantivy::Index) -> tantivy::Result<IndexReader> {
     index
@@ -452,7 +464,7 @@ fn open_existing(
     schema: &tantivy::schema::Schema,
 ) -> Result<tantivy::Index, String> {
     if !index_dir.join("meta.json").exists() {
-        return Err("no index yet".to_string());
+        return Err(NO_INDEX_YET.to_string());
     }
     let index = directory::IndexDirectory::open(index_dir)
         .map_err(tantivy::TantivyError::from)

@@ -32,7 +32,7 @@ impl Drop for OwnerLock {
     }
 }
 
-fn lock_path(data_dir: &Path) -> PathBuf {
+pub(super) fn lock_path(data_dir: &Path) -> PathBuf {
     data_dir.join(LOCK_FILE)
 }
 
