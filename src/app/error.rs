@@ -92,32 +92,26 @@ impl From<crate::knowledge::Error> for Error {
             return Error::invalid(code, error.to_string());
         }
         // The state of the brain's disk, not noggin's fault: said as such.
-        let unavailable = |code| Error::Unavailable {
-            code,
-            message: format!("{error}; nothing was written"),
+        let disk = match &error {
+            E::OutsideBrain(_) => Some("knowledge-folder-outside"),
+            E::Io { source, .. } => match source.kind() {
+                ErrorKind::StorageFull | ErrorKind::QuotaExceeded => Some("disk-full"),
+                ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
+                    Some("brain-read-only")
+                }
+                _ => None,
+            },
+            _ => None,
         };
-        match &error {
-            E::BrainGone(_) => Error::Unavailable {
+        match (&error, disk) {
+            (E::BrainGone(_), _) => Error::Unavailable {
                 code: "brain-unavailable",
                 message: error.to_string(),
             },
-            E::OutsideBrain(_) => unavailable("knowledge-folder-outside"),
-            E::Io { source, .. }
-                if matches!(
-                    source.kind(),
-                    ErrorKind::StorageFull | ErrorKind::QuotaExceeded
-                ) =>
-            {
-                unavailable("disk-full")
-            }
-            E::Io { source, .. }
-                if matches!(
-                    source.kind(),
-                    ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
-                ) =>
-            {
-                unavailable("brain-read-only")
-            }
+            (_, Some(code)) => Error::Unavailable {
+                code,
+                message: format!("{error}; nothing was written"),
+            },
             _ if error.is_transient() => Error::Busy(error.to_string()),
             _ => Error::Internal(error.into()),
         }

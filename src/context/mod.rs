@@ -26,10 +26,7 @@ pub mod window;
 /// query string, instead of as unreadable JSON.
 pub(crate) fn budget<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     let value = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
-    Ok(value
-        .as_u64()
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(usize::MAX))
+    Ok(budget_of(&value))
 }
 
 /// [`budget`] for a budget that may be left out (or `null`).
@@ -37,12 +34,14 @@ pub(crate) fn optional_budget<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<Option<usize>, D::Error> {
     let value = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
-    Ok((!value.is_null()).then(|| {
-        value
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(usize::MAX)
-    }))
+    Ok((!value.is_null()).then(|| budget_of(&value)))
+}
+
+fn budget_of(value: &serde_json::Value) -> usize {
+    value
+        .as_u64()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(usize::MAX)
 }
 
 /// Longest session id, in characters (the same as research's).
