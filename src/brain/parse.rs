@@ -321,9 +321,11 @@ fn walk_body(body: &str) -> Walked {
             } else {
                 collapse_whitespace(text)
             };
-            if !text.is_empty() {
+            let pushed = !text.is_empty();
+            if pushed {
                 blocks.push(text);
             }
+            pushed
         };
         // A callout's title ("> [!important] Deploy windows") is a line of
         // its own, not the start of the callout's first sentence.
@@ -337,21 +339,18 @@ fn walk_body(body: &str) -> Walked {
                 // marker's trailing whitespace may run past the line's end).
                 let rest = &block[marker.start()..];
                 let (title, body) = rest.split_once('\n').unwrap_or((rest, ""));
-                push(title);
-                push(body);
+                let titled = push(title);
                 // A blank line after a titled callout's title: the one
                 // place a passage has one, so research can tell the title
                 // from the callout's text (`CALLOUT_TITLE_END`).
-                let has_body = !collapse_whitespace(body).is_empty();
-                let titled =
-                    !collapse_whitespace(&CALLOUT_MARKER.replace_all(title, "")).is_empty();
-                if has_body && titled {
-                    if let Some(title_block) = blocks.len().checked_sub(2).map(|i| &mut blocks[i]) {
-                        title_block.push('\n');
-                    }
+                if push(body) && titled {
+                    let title_block = blocks.len() - 2;
+                    blocks[title_block].push('\n');
                 }
             }
-            _ => push(block),
+            _ => {
+                push(block);
+            }
         }
         block.clear();
     };

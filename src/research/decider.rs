@@ -163,12 +163,15 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     // What a note strikes through is no longer so: its words are not the
     // sentence's.
     let struck_at = struck_ranges(text);
+    let said: Vec<std::borrow::Cow<'_, str>> = spans
+        .iter()
+        .map(|&(s, e)| unstruck(&text[s..e], s, &struck_at))
+        .collect();
     let (words, content, pairs, around) = with_analyzer(|analyzer| {
         let mut words = Vec::with_capacity(spans.len());
         let mut content = Vec::with_capacity(spans.len());
         let mut pairs = Vec::with_capacity(spans.len());
-        for &(s, e) in &spans {
-            let sentence = unstruck(&text[s..e], s, &struck_at);
+        for sentence in &said {
             let sentence = sentence.as_ref();
             let tokens = analyze(analyzer, sentence);
             let mut ids: Vec<WordId> = pairs_of(sentence, &tokens)
@@ -196,8 +199,8 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     // A sentence struck through as a whole is never an answer.
     let struck: Vec<bool> = spans
         .iter()
-        .map(|&(s, e)| {
-            let left = unstruck(&text[s..e], s, &struck_at);
+        .zip(&said)
+        .map(|(&(s, e), left)| {
             text[s..e].contains(char::is_alphanumeric) && !left.contains(char::is_alphanumeric)
         })
         .collect();

@@ -628,15 +628,14 @@ static CJK_DATE: LazyLock<Regex> = LazyLock::new(|| {
 /// clock time ("2024년 12월 31일", "14:00", "2026-11-26"), which say when,
 /// not how much.
 fn amount_digits(sentence: &str, cjk: bool) -> Vec<String> {
-    let mut text = std::borrow::Cow::Borrowed(sentence);
-    if TIME_STRONG.is_match(&text) {
-        text = std::borrow::Cow::Owned(TIME_STRONG.replace_all(&text, " ").into_owned());
-    }
-    if cjk && CJK_DATE.is_match(&text) {
-        text = std::borrow::Cow::Owned(CJK_DATE.replace_all(&text, " ").into_owned());
-    }
+    let untimed = TIME_STRONG.replace_all(sentence, " ");
+    let undated = if cjk {
+        CJK_DATE.replace_all(&untimed, " ")
+    } else {
+        std::borrow::Cow::Borrowed(untimed.as_ref())
+    };
     DIGITS
-        .find_iter(&text)
+        .find_iter(&undated)
         .map(|m| m.as_str().to_lowercase())
         .collect()
 }
