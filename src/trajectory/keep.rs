@@ -224,10 +224,9 @@ fn kept_errors(t: &Trajectory) -> Vec<KeptError> {
     }
     let mut errors: Vec<KeptError> = by_subject
         .into_iter()
-        .filter(|(key, e)| e.times > 1 || !settled.contains(key))
-        .map(|(key, mut e)| {
+        .filter_map(|(key, mut e)| {
             e.fixed = settled.contains(&key);
-            e
+            (e.times > 1 || !e.fixed).then_some(e)
         })
         .collect();
     errors.sort_by_key(|e| std::cmp::Reverse(e.last_call));

@@ -433,14 +433,10 @@ fn read_groups(t: &Trajectory) -> Vec<(String, Vec<usize>)> {
             (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
             _ => true,
         };
-        let keep: Vec<bool> = (0..reads.len())
-            .map(|i| (0..reads.len()).any(|j| j != i && overlaps(lines[i], lines[j])))
+        *reads = (0..reads.len())
+            .filter(|&i| (0..reads.len()).any(|j| j != i && overlaps(lines[i], lines[j])))
+            .map(|i| reads[i])
             .collect();
-        let mut k = 0;
-        reads.retain(|_| {
-            k += 1;
-            keep[k - 1]
-        });
     }
     groups
 }
