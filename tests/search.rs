@@ -443,6 +443,93 @@ async fn a_broken_index_is_rebuilt_from_the_notes() {
     }
 }
 
+/// The index is derived data: deleted while noggin serves (its folder, or
+/// the whole `.noggin`), it is made again from the notes at the next
+/// change, without a restart, and the lock that keeps a second process out
+/// is taken again with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_index_deleted_while_serving_is_made_again() {
+    let deletions: [(&str, &str); 2] = [("index", "kestrel"), ("", "osprey")];
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let s = &server;
+    for (folder, word) in deletions {
+        std::fs::remove_dir_all(brain.data_dir().join(folder)).unwrap();
+        brain.write(
+            "Inbox/Birds.md",
+            &format!("# Birds\n\nA {word} nests here.\n"),
+        );
+        wait_until(
+            CHANGE_DEADLINE,
+            "the index is made again with every note",
+            || async move {
+                let status = s.status().await;
+                s.search_paths(word).await == ["Inbox/Birds.md"]
+                    && status["healthy"] == true
+                    && status["notes"] == 43
+            },
+        )
+        .await;
+        assert_eq!(
+            server
+                .search_paths("deploy Tuesday")
+                .await
+                .first()
+                .map(String::as_str),
+            Some("Harbor/Runbooks/Deploy.md"),
+            "after deleting {folder:?}"
+        );
+        let holder = noggin::index::holder(&brain.data_dir());
+        assert_eq!(
+            holder.map(|h| (h.pid, h.watching)),
+            Some((std::process::id(), true)),
+            "after deleting {folder:?}"
+        );
+    }
+    server.stop().await;
+}
+
+/// File events follow a folder, not its path: a brain replaced by another
+/// folder at the same path (restored from a backup, cloned again) is
+/// followed, and indexed, without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_brain_replaced_at_its_path_is_followed() {
+    let brain = TestBrain::sample();
+    let options = ServerOptions {
+        poll_interval: Duration::from_millis(200),
+        ..ServerOptions::default()
+    };
+    let server = TestServer::start_with(&brain, options).await;
+    let s = &server;
+    std::fs::rename(brain.path(), brain.path().with_file_name("old-brain")).unwrap();
+    std::fs::create_dir(brain.path()).unwrap();
+    brain.write(
+        "Restored.md",
+        "# Restored\n\nThe wombat backup came back.\n",
+    );
+    wait_until(
+        CHANGE_DEADLINE,
+        "the new folder's note is found, the old ones are not",
+        || async move {
+            let status = s.status().await;
+            s.search_paths("wombat").await == ["Restored.md"]
+                && s.search_paths("deploy Tuesday").await.is_empty()
+                && status["healthy"] == true
+                && status["notes"] == 1
+        },
+    )
+    .await;
+    brain.write(
+        "Restored.md",
+        "# Restored\n\nThe quokka backup came back.\n",
+    );
+    wait_until(CHANGE_DEADLINE, "edits in it are followed", || async move {
+        s.search_paths("quokka").await == ["Restored.md"]
+    })
+    .await;
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_restart_reads_no_unchanged_note_again() {
     let brain = TestBrain::sample();

@@ -53,6 +53,9 @@ pub struct WatchState {
 
 type Sink = Arc<dyn Fn(Change) + Send + Sync>;
 
+type NativeDebouncer =
+    notify_debouncer_full::Debouncer<notify::RecommendedWatcher, RecommendedCache>;
+
 /// Keeps the watcher (or poller) alive; dropping it stops following changes.
 pub struct Watcher {
     state: Arc<Mutex<WatchState>>,
@@ -161,11 +164,12 @@ fn start_native(
     sink: Sink,
 ) -> Result<Box<dyn std::any::Any + Send>, notify::Error> {
     let root_owned = root.to_path_buf();
+    let rescan = sink.clone();
     let state_for_events = state.clone();
     let stop_for_events = stop.clone();
     // Symlinks are no notes (`scan`); following them would also watch one
     // folder under two paths, and report its changes under the link's.
-    let mut debouncer = new_debouncer_opt::<_, notify::RecommendedWatcher, _>(
+    let mut debouncer: NativeDebouncer = new_debouncer_opt(
         Duration::from_millis(DEBOUNCE_MS),
         None,
         move |result: DebounceEventResult| match result {
@@ -199,7 +203,61 @@ fn start_native(
         notify::Config::default().with_follow_symlinks(false),
     )?;
     debouncer.watch(root, RecursiveMode::Recursive)?;
+    let debouncer = Arc::new(Mutex::new(debouncer));
+    follow_the_folder_at(root, &debouncer, stop, poll_interval, rescan);
     Ok(Box::new(debouncer))
+}
+
+/// Identifies a folder on its disk, whatever its path.
+fn folder_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_dir())
+        .map(|m| (m.dev(), m.ino()))
+}
+
+/// File events follow a folder, not its path: when the brain is moved away
+/// or deleted and another folder takes its path (a restore, a fresh clone),
+/// the events stop. Every `interval` the path is looked at again, and a new
+/// folder there is watched in the old one's place and compared in full.
+fn follow_the_folder_at(
+    root: &Path,
+    debouncer: &Arc<Mutex<NativeDebouncer>>,
+    stop: &Arc<AtomicBool>,
+    interval: Duration,
+    sink: Sink,
+) {
+    let Some(mut watched) = folder_identity(root) else {
+        return;
+    };
+    let (root, debouncer, stop) = (root.to_path_buf(), debouncer.clone(), stop.clone());
+    let spawned = std::thread::Builder::new()
+        .name("noggin-brain-path".to_string())
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let Some(now) = folder_identity(&root).filter(|now| *now != watched) else {
+                continue;
+            };
+            {
+                let mut debouncer = debouncer.lock().expect("watcher lock poisoned");
+                // The old folder's watches go first: it may live on elsewhere.
+                let _ = debouncer.unwatch(&root);
+                if let Err(error) = debouncer.watch(&root, RecursiveMode::Recursive) {
+                    tracing::warn!(%error, "cannot watch the brain's new folder");
+                    continue;
+                }
+            }
+            tracing::info!(brain = %root.display(), "a new folder took the brain's path; following it");
+            watched = now;
+            sink(Change::Rescan);
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot follow the brain's path; a folder made there later is seen at restart");
+    }
 }
 
 /// False for events that only report reading (a file or folder opened, read

@@ -132,7 +132,7 @@ struct Inner {
     /// `None` when opened read-only.
     writer: Option<writer::WriterHandle>,
     /// Held while this process may write the index (`None` when read-only).
-    owner: Option<owner::OwnerLock>,
+    owner: Option<Arc<owner::OwnerLock>>,
     /// Written by the writer thread, read by status requests; a std mutex
     /// because it is held only to copy a small struct, never across `.await`.
     status: Arc<Mutex<IndexStatus>>,
@@ -171,7 +171,7 @@ impl Index {
         let owner = if options.read_only {
             None
         } else {
-            Some(owner::OwnerLock::try_acquire(&data_dir)?)
+            Some(Arc::new(owner::OwnerLock::try_acquire(&data_dir)?))
         };
         let index_dir = data_dir.join("index");
         let (schema, fields) = schema::build_schema();
@@ -237,27 +237,28 @@ impl Index {
             rebuilt_because,
             ..IndexStatus::default()
         }));
-        let writer = if options.read_only {
-            None
-        } else {
-            let threads = writer_threads();
-            let tantivy_writer =
-                match index.writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD) {
+        let writer = match &owner {
+            None => None,
+            Some(owner) => {
+                let tantivy_writer = match tantivy_writer(&index) {
                     Ok(w) => w,
                     Err(tantivy::TantivyError::LockFailure(..)) => {
                         return Err(Error::Locked(index_dir.clone()))
                     }
                     Err(source) => return Err(tantivy_err(source)),
                 };
-            Some(writer::spawn(writer::WriterSetup {
-                brain: brain.clone(),
-                max_note_bytes: options.max_note_bytes,
-                index: index.clone(),
-                writer: tantivy_writer,
-                reader: reader.clone(),
-                fields,
-                status: status.clone(),
-            })?)
+                Some(writer::spawn(writer::WriterSetup {
+                    brain: brain.clone(),
+                    data_dir: data_dir.clone(),
+                    owner: owner.clone(),
+                    max_note_bytes: options.max_note_bytes,
+                    index: index.clone(),
+                    writer: tantivy_writer,
+                    reader: reader.clone(),
+                    fields,
+                    status: status.clone(),
+                })?)
+            }
         };
         {
             let manifest = writer::load_manifest(&index);
@@ -375,6 +376,35 @@ impl Index {
     pub fn queue_paths(&self, paths: Vec<String>) -> Result<(), Error> {
         self.writer()?.queue_paths(paths)
     }
+}
+
+/// The one writer of `index`, with its threads and memory.
+fn tantivy_writer(
+    index: &tantivy::Index,
+) -> tantivy::Result<tantivy::IndexWriter<backlog::QueuedDoc>> {
+    let threads = writer_threads();
+    index.writer_with_num_threads(threads, threads * WRITER_BUDGET_PER_THREAD)
+}
+
+/// Makes the index of `data_dir` again, empty, after its folder was deleted
+/// or replaced under the writer (the owner's lock taken again first, when
+/// it went too), with the writer of the new index. The notes are indexed
+/// into it by the caller.
+fn make_again(
+    data_dir: &Path,
+    owner: &owner::OwnerLock,
+) -> Result<(tantivy::Index, tantivy::IndexWriter<backlog::QueuedDoc>), Error> {
+    let index_dir = data_dir.join("index");
+    prepare_data_dir(data_dir)?;
+    owner.take_again()?;
+    let (schema, _) = schema::build_schema();
+    let index = create_fresh(&index_dir, &schema)?;
+    index.tokenizers().register(ANALYZER_NAME, text_analyzer());
+    let writer = tantivy_writer(&index).map_err(|source| Error::Tantivy {
+        path: index_dir,
+        source,
+    })?;
+    Ok((index, writer))
 }
 
 /// Tantivy indexing threads: one per core, at most four. They tokenize

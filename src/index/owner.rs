@@ -14,6 +14,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use super::Error;
 
@@ -22,13 +24,19 @@ const LOCK_FILE: &str = "owner.lock";
 
 /// Held while it lives.
 pub(super) struct OwnerLock {
-    file: File,
+    data_dir: PathBuf,
+    /// Another file once the data folder was deleted or replaced
+    /// ([`OwnerLock::take_again`]).
+    file: Mutex<File>,
+    watching: AtomicBool,
 }
 
 impl Drop for OwnerLock {
     fn drop(&mut self) {
         // Leave no name behind; closing the file then releases the lock.
-        let _ = self.file.set_len(0);
+        if let Ok(file) = self.file.get_mut() {
+            let _ = file.set_len(0);
+        }
     }
 }
 
@@ -40,42 +48,66 @@ impl OwnerLock {
     /// Takes the lock without waiting; [`Error::Locked`] if another process
     /// (or another open index in this one) has it.
     pub(super) fn try_acquire(data_dir: &Path) -> Result<OwnerLock, Error> {
-        let path = lock_path(data_dir);
-        let io_err = |source| Error::DataDir {
-            path: path.clone(),
-            source,
+        let lock = OwnerLock {
+            data_dir: data_dir.to_path_buf(),
+            file: Mutex::new(lock_file(data_dir)?),
+            watching: AtomicBool::new(false),
         };
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(io_err)?;
-        match fs4::FileExt::try_lock(&file) {
-            Ok(()) => {}
-            Err(fs4::TryLockError::WouldBlock) => {
-                return Err(Error::Locked(data_dir.to_path_buf()))
-            }
-            Err(fs4::TryLockError::Error(source)) => return Err(io_err(source)),
-        }
-        let lock = OwnerLock { file };
         lock.declare(false);
         Ok(lock)
     }
-}
 
-impl OwnerLock {
     /// Says who holds the lock, for the messages of the others: `watching`
     /// when this process follows the brain (and so indexes what others write).
     pub(super) fn declare(&self, watching: bool) {
-        let mut file = &self.file;
+        self.watching.store(watching, Ordering::Relaxed);
+        let file = self.file.lock().expect("owner lock poisoned");
+        let mut file = &*file;
         let command = std::env::args().nth(1).unwrap_or_default();
         let mode = if watching { "watching" } else { "once" };
         let _ = file
             .set_len(0)
             .and_then(|()| std::io::Seek::rewind(&mut file))
             .and_then(|_| writeln!(file, "{} {mode} {command}", std::process::id()));
+    }
+
+    /// The data folder was deleted or another took its path: the lock is
+    /// taken again in the folder now there, before anything is written in
+    /// it. Nothing to do while the file held is still the one at the path.
+    pub(super) fn take_again(&self) -> Result<(), Error> {
+        use std::os::unix::fs::MetadataExt;
+        let identity = |m: std::fs::Metadata| (m.dev(), m.ino());
+        let mut held = self.file.lock().expect("owner lock poisoned");
+        let at_path = std::fs::metadata(lock_path(&self.data_dir)).map(identity);
+        if at_path.is_ok() && at_path.ok() == held.metadata().map(identity).ok() {
+            return Ok(());
+        }
+        let _ = held.set_len(0);
+        *held = lock_file(&self.data_dir)?;
+        drop(held);
+        self.declare(self.watching.load(Ordering::Relaxed));
+        Ok(())
+    }
+}
+
+/// Opens the lock file of `data_dir` and locks it without waiting.
+fn lock_file(data_dir: &Path) -> Result<File, Error> {
+    let path = lock_path(data_dir);
+    let io_err = |source| Error::DataDir {
+        path: path.clone(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(io_err)?;
+    match fs4::FileExt::try_lock(&file) {
+        Ok(()) => Ok(file),
+        Err(fs4::TryLockError::WouldBlock) => Err(Error::Locked(data_dir.to_path_buf())),
+        Err(fs4::TryLockError::Error(source)) => Err(io_err(source)),
     }
 }
 

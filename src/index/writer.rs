@@ -130,6 +130,8 @@ enum Command {
 
 pub(super) struct WriterSetup {
     pub brain: PathBuf,
+    pub data_dir: PathBuf,
+    pub owner: Arc<super::owner::OwnerLock>,
     pub max_note_bytes: u64,
     pub index: tantivy::Index,
     pub writer: IndexWriter<QueuedDoc>,
@@ -291,7 +293,13 @@ impl WriterOwner {
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
         loop {
             let first = if self.redo {
-                match rx.recv_timeout(RETRY_FAILED_COMMIT) {
+                // An index made again is empty: its notes go in at once.
+                let wait = if self.manifest.notes.is_empty() {
+                    Duration::ZERO
+                } else {
+                    RETRY_FAILED_COMMIT
+                };
+                match rx.recv_timeout(wait) {
                     Ok(command) => Some(command),
                     Err(mpsc::RecvTimeoutError::Timeout) => None,
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -389,8 +397,38 @@ impl WriterOwner {
                 self.redo = true;
                 self.delete_first = true;
             }
+            Err(error) if self.index_gone() => {
+                tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
+                self.make_again();
+            }
             Err(error) => {
                 tracing::error!(%error, "cannot start the index writer again; the index stays as it is until noggin restarts");
+                self.lost = true;
+            }
+        }
+    }
+
+    /// The index's folder (or the whole data folder) was deleted, or the
+    /// brain's folder was replaced with its `.noggin`: no commit is there.
+    fn index_gone(&self) -> bool {
+        !self.setup.data_dir.join("index").join("meta.json").exists()
+    }
+
+    /// Makes the index again in its folder and indexes every note into it
+    /// at the next command (or within [`RETRY_FAILED_COMMIT`]). Searches go
+    /// on from what the reader has open until that commit, which the
+    /// reader then reads from the same folder.
+    fn make_again(&mut self) {
+        match super::make_again(&self.setup.data_dir, &self.setup.owner) {
+            Ok((index, writer)) => {
+                self.setup.index = index;
+                self.setup.writer = writer;
+                self.manifest = Manifest::default();
+                self.redo = true;
+                self.delete_first = false;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot make the index again; it stays as it is until noggin restarts");
                 self.lost = true;
             }
         }
