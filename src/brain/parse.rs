@@ -7,11 +7,12 @@
 //! into passages of about a paragraph so that evidence can be precise even in a
 //! note without headings.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use chrono::NaiveDate;
-use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
 use regex::Regex;
 use serde_json::Value;
 
@@ -104,12 +105,108 @@ pub fn split_frontmatter(src: &str) -> (Option<&str>, &str) {
     (None, src)
 }
 
+/// Obsidian's comment marks: `%%hidden%%` inline, or around whole lines.
+pub const COMMENT: &str = "%%";
+
+/// The body without its Obsidian comments (`%%…%%`, within a line or
+/// across lines; one left open hides the rest of the note, as in Obsidian),
+/// which Obsidian never shows: they are not searched, quoted or rendered.
+/// Marks inside code (fenced blocks, inline code) are text. The newlines of
+/// a comment stay, so the blocks around it stay apart.
+pub fn strip_comments(body: &str) -> Cow<'_, str> {
+    if !body.contains(COMMENT) {
+        return Cow::Borrowed(body);
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut in_comment = false;
+    // The fence (its character and length) of the code block being read.
+    let mut fence: Option<(u8, usize)> = None;
+    for line in body.split_inclusive('\n') {
+        let opener = line.trim_start();
+        let run = |c: u8| opener.bytes().take_while(|&b| b == c).count();
+        if !in_comment {
+            let (ticks, tildes) = (run(b'`'), run(b'~'));
+            let found = if ticks >= 3 {
+                Some((b'`', ticks))
+            } else if tildes >= 3 {
+                Some((b'~', tildes))
+            } else {
+                None
+            };
+            match (fence, found) {
+                (None, Some(f)) => {
+                    fence = Some(f);
+                    out.push_str(line);
+                    continue;
+                }
+                (Some((c, n)), Some((fc, fnum))) if c == fc && fnum >= n => {
+                    fence = None;
+                    out.push_str(line);
+                    continue;
+                }
+                (Some(_), _) => {
+                    out.push_str(line);
+                    continue;
+                }
+                (None, None) => {}
+            }
+        }
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        // The length of the backtick run that opened the code span being read.
+        let mut code_span: Option<usize> = None;
+        while i < bytes.len() {
+            if in_comment {
+                match line[i..].find(COMMENT) {
+                    Some(at) => {
+                        i += at + COMMENT.len();
+                        in_comment = false;
+                    }
+                    None => {
+                        if line.ends_with('\n') {
+                            out.push('\n');
+                        }
+                        i = bytes.len();
+                    }
+                }
+                continue;
+            }
+            match bytes[i] {
+                b'`' => {
+                    let n = bytes[i..].iter().take_while(|&&b| b == b'`').count();
+                    code_span = match code_span {
+                        None if line[i + n..].contains(&line[i..i + n]) => Some(n),
+                        Some(open) if open == n => None,
+                        other => other,
+                    };
+                    out.push_str(&line[i..i + n]);
+                    i += n;
+                }
+                b'%' if code_span.is_none() && line[i..].starts_with(COMMENT) => {
+                    in_comment = true;
+                    i += COMMENT.len();
+                }
+                _ => {
+                    // Both marks are ASCII, so never inside a character.
+                    let next = bytes[i + 1..]
+                        .iter()
+                        .position(|&b| b == b'`' || b == b'%')
+                        .map_or(bytes.len(), |at| i + 1 + at);
+                    out.push_str(&line[i..next]);
+                    i = next;
+                }
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Parses a note's source text; `path` is its path relative to the brain.
 pub fn parse_note(path: &str, src: &str) -> Note {
     let src = src.strip_prefix('\u{feff}').unwrap_or(src);
     let (frontmatter, body) = split_frontmatter(src);
     let meta = frontmatter.map(read_frontmatter).unwrap_or_default();
-    let walked = walk_body(body);
+    let walked = walk_body(&strip_comments(body));
 
     let file_stem = file_stem(path);
     let title = meta
@@ -203,11 +300,17 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
     };
     let string = |key: &str| map.get(key).and_then(scalar_string);
     Frontmatter {
-        title: string("title").filter(|t| !t.trim().is_empty()),
-        aliases: map.get("aliases").map(string_list).unwrap_or_default(),
+        title: string("title")
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        // An alias may have spaces ("aliases: Payments Owner"); a tag cannot.
+        aliases: map
+            .get("aliases")
+            .map(|v| string_list(v, &[',']))
+            .unwrap_or_default(),
         tags: map
             .get("tags")
-            .map(string_list)
+            .map(|v| string_list(v, &[',', ' ']))
             .unwrap_or_default()
             .into_iter()
             .filter_map(|t| normalize_tag(&t))
@@ -231,12 +334,18 @@ fn scalar_string(value: &Value) -> Option<String> {
     }
 }
 
-/// A YAML list of scalars, or one string of comma- or space-separated items.
-fn string_list(value: &Value) -> Vec<String> {
+/// A YAML list of scalars, or one string of items separated by any of
+/// `separators`.
+fn string_list(value: &Value, separators: &[char]) -> Vec<String> {
     match value {
-        Value::Array(items) => items.iter().filter_map(scalar_string).collect(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(scalar_string)
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
         Value::String(s) => s
-            .split([',', ' '])
+            .split(separators)
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_string)
@@ -293,6 +402,45 @@ static CALLOUT_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\[!([A-Za-z][\w-]*)\][+-]?\s*").unwrap()
 });
 
+/// An embed's size (`![[diagram.png|400]]`, `|640x480`): not text.
+static EMBED_SIZE: LazyLock<Regex> = LazyLock::new(|| {
+    // The pattern is a literal, so compiling it cannot fail.
+    Regex::new(r"^\s*\d+(?:x\d+)?\s*$").unwrap()
+});
+
+/// Obsidian's highlight, `==text==`: the text, without its marks.
+pub static HIGHLIGHT: LazyLock<Regex> = LazyLock::new(|| {
+    // The pattern is a literal, so compiling it cannot fail.
+    Regex::new(r"==([^\s=](?:[^=]*[^\s=])?)==").unwrap()
+});
+
+/// A block id at the end of a line (`… ^mon1`), which renders as nothing.
+pub static BLOCK_ID: LazyLock<Regex> = LazyLock::new(|| {
+    // The pattern is a literal, so compiling it cannot fail.
+    Regex::new(r"(?m)[ \t]+\^[A-Za-z0-9-]+[ \t]*$").unwrap()
+});
+
+/// How Obsidian shows a wikilink without an alias: `[[Runbook#Rollback]]`
+/// as "Runbook > Rollback", a link to a block (`#^id`) as its note alone.
+pub fn wikilink_text(target: &str) -> String {
+    let (note, heading) = target.split_once('#').unwrap_or((target, ""));
+    let headings = heading
+        .split('#')
+        .map(str::trim)
+        .filter(|h| !h.is_empty() && !h.starts_with('^'));
+    let mut shown: Vec<&str> = Vec::new();
+    if !note.trim().is_empty() {
+        shown.push(note.trim());
+    }
+    shown.extend(headings);
+    shown.join(" > ")
+}
+
+/// True when an embed's alias is its size, not words to show.
+pub fn is_embed_size(text: &str) -> bool {
+    EMBED_SIZE.is_match(text)
+}
+
 fn heading_level(level: HeadingLevel) -> u8 {
     level as u8
 }
@@ -306,6 +454,8 @@ fn walk_body(body: &str) -> Walked {
     let mut code_depth = 0usize;
     // The state of the HTML block being read (a tag may span its lines).
     let mut html_block = HtmlText::default();
+    // The wikilink being read: whether it has an alias, its target, its text.
+    let mut wikilink: Option<(bool, String, String)> = None;
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
         let mut push = |text: &str| {
@@ -313,6 +463,13 @@ fn walk_body(body: &str) -> Walked {
             let text = if text.contains("\n:") {
                 defined = DEFINITION_LINE.replace_all(text, ": ");
                 defined.as_ref()
+            } else {
+                text
+            };
+            let unmarked;
+            let text = if text.contains('^') {
+                unmarked = BLOCK_ID.replace_all(text, "");
+                unmarked.as_ref()
             } else {
                 text
             };
@@ -356,6 +513,8 @@ fn walk_body(body: &str) -> Walked {
     };
 
     for event in Parser::new_ext(body, markdown_options()) {
+        // Text outside code, where highlights and tags are markup.
+        let prose = code_depth == 0 && matches!(event, Event::Text(_));
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
                 flush_block(&mut block, &mut blocks);
@@ -414,19 +573,58 @@ fn walk_body(body: &str) -> Walked {
                     }
                 }
             }
+            Event::Start(
+                Tag::Link {
+                    link_type: LinkType::WikiLink { has_pothole },
+                    dest_url,
+                    ..
+                }
+                | Tag::Image {
+                    link_type: LinkType::WikiLink { has_pothole },
+                    dest_url,
+                    ..
+                },
+            ) => wikilink = Some((has_pothole, dest_url.to_string(), String::new())),
+            Event::End(TagEnd::Link | TagEnd::Image) if wikilink.is_some() => {
+                let Some((aliased, target, text)) = wikilink.take() else {
+                    continue;
+                };
+                let shown = if aliased && !is_embed_size(&text) {
+                    text
+                } else {
+                    wikilink_text(&target)
+                };
+                match heading.as_mut() {
+                    Some((_, h)) => h.push_str(&shown),
+                    None => block.push_str(&shown),
+                }
+            }
+            Event::Text(text) | Event::Code(text) if wikilink.is_some() => {
+                if let Some((_, _, shown)) = wikilink.as_mut() {
+                    shown.push_str(&text);
+                }
+            }
             Event::Text(text) | Event::Code(text) => {
                 let target = match heading.as_mut() {
                     Some((_, h)) => h,
                     None => &mut block,
                 };
-                if code_depth == 0 && text.contains('#') {
-                    for cap in INLINE_TAG.captures_iter(&text) {
+                let highlighted;
+                let text = if prose && text.contains("==") {
+                    highlighted = HIGHLIGHT.replace_all(&text, "$1");
+                    highlighted.as_ref()
+                } else {
+                    text.as_ref()
+                };
+                // Tags are words of prose, not of code (`#codetag`).
+                if prose && text.contains('#') {
+                    for cap in INLINE_TAG.captures_iter(text) {
                         if let Some(tag) = normalize_tag(&cap[1]) {
                             walked.inline_tags.insert(tag);
                         }
                     }
                 }
-                target.push_str(&text);
+                target.push_str(text);
             }
             Event::SoftBreak | Event::HardBreak => match heading.as_mut() {
                 Some((_, h)) => h.push(' '),
@@ -610,6 +808,17 @@ mod tests {
         /// The same for text made of what the shortcut for printable ASCII
         /// passes over: words, single and double spaces and line breaks.
         #[test]
+        fn comments_go_and_the_rest_stays(text in "[ a-z%`~\n두뇌é]{0,60}") {
+            let stripped = strip_comments(&text);
+            // What is left is the text less some of it, lines kept.
+            proptest::prop_assert!(stripped.len() <= text.len());
+            proptest::prop_assert_eq!(stripped.matches('\n').count(), text.matches('\n').count());
+            if !text.contains("%%") {
+                proptest::prop_assert_eq!(stripped.as_ref(), text.as_str());
+            }
+        }
+
+        #[test]
         fn collapse_whitespace_joins_ascii_words(text in "[ a-z~!\n]{0,40}") {
             let words: Vec<&str> = text.split([' ', '\n']).filter(|w| !w.is_empty()).collect();
             proptest::prop_assert_eq!(collapse_whitespace(&text), words.join(" "));
@@ -661,6 +870,13 @@ mod tests {
         assert_eq!(note.kind, NoteKind::ProjectContext);
         let note = parse_note("n.md", "---\ntags: a, b\n---\n");
         assert_eq!(note.tags, ["a", "b"]);
+        let note = parse_note(
+            "n.md",
+            "---\ntitle: >\n  Folded\n  title here\naliases: Payments Owner, Billing lead\ntags: x y\n---\n",
+        );
+        assert_eq!(note.title, "Folded title here");
+        assert_eq!(note.aliases, ["Payments Owner", "Billing lead"]);
+        assert_eq!(note.tags, ["x", "y"]);
     }
 
     #[test]
@@ -719,6 +935,24 @@ mod tests {
             note.sections[0].text,
             "See the docs, Architecture, our database decision and diagram.png."
         );
+        // As Obsidian shows them: a heading after its note, a block link
+        // as its note, an embed's size as nothing, highlights and block
+        // ids without their marks, a tag in code as no tag.
+        let note = parse_note(
+            "n.md",
+            "Follow [[Runbook#Rollback steps]], [[Runbook#^abc123]] and [[#Setup]]. \
+             The diagram is ![[arch-v2.png|400]] and ![[map.png|640x480]]. \
+             The host is ==kestrel-02== now, `a == b==c` stays. ^mon1\n\n\
+             Run `#codetag` and tag #real.\n",
+        );
+        assert_eq!(
+            note.sections[0].text,
+            "Follow Runbook > Rollback steps, Runbook and Setup. \
+             The diagram is arch-v2.png and map.png. \
+             The host is kestrel-02 now, a == b==c stays.\n\
+             Run #codetag and tag #real."
+        );
+        assert_eq!(note.tags, ["real"]);
     }
 
     #[test]
@@ -739,6 +973,41 @@ mod tests {
                 "[ ] open item"
             ]
         );
+    }
+
+    #[test]
+    fn obsidian_comments_are_neither_text_nor_tags() {
+        let cases = [
+            (
+                "The password is %%not shown%% public.",
+                "The password is  public.",
+            ),
+            ("a %%one\ntwo%% b", "a \n b"),
+            (
+                "%%\nThe key is in the red envelope.\n%%\nShown.",
+                "\n\n\nShown.",
+            ),
+            ("Open %%to the end\nof the note", "Open \n"),
+            ("`50%%` and `%%` stay", "`50%%` and `%%` stay"),
+            ("``a ` %%b%%`` c %%d%%", "``a ` %%b%%`` c "),
+            ("```\n%%code%%\n```\n%%x%%y", "```\n%%code%%\n```\ny"),
+            (
+                "~~~~\n```\n%%code%%\n~~~~\n%%x%%",
+                "~~~~\n```\n%%code%%\n~~~~\n",
+            ),
+            ("100% sure, 5% off", "100% sure, 5% off"),
+        ];
+        for (src, expected) in cases {
+            assert_eq!(strip_comments(src), expected, "{src:?}");
+        }
+        let note = parse_note(
+            "n.md",
+            "# Plan %%draft%%\n\nShip it. %%#secret the key is hunter2%%\n\n%%\nHidden block #hiddentag\n\nstill hidden\n%%\n\nVisible #shown\n",
+        );
+        assert_eq!(note.title, "Plan");
+        assert_eq!(note.tags, ["shown"]);
+        let text: Vec<&str> = note.sections.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(text, ["Ship it.\nVisible #shown"]);
     }
 
     #[test]

@@ -14,7 +14,10 @@ use std::sync::LazyLock;
 use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, CowStr, Event, LinkType, Parser, Tag, TagEnd};
 use regex::Regex;
 
-use crate::brain::parse::{heading_id_start, markdown_options};
+use crate::brain::parse::{
+    heading_id_start, is_embed_size, markdown_options, strip_comments, wikilink_text, BLOCK_ID,
+    HIGHLIGHT,
+};
 
 /// Where the links of a note lead.
 pub trait LinkResolver {
@@ -30,7 +33,8 @@ pub trait LinkResolver {
 /// a first-level heading equal to `title` that opens the body is left out,
 /// because the page shows the title already.
 pub fn render_body(body: &str, path: &str, title: &str, links: &impl LinkResolver) -> String {
-    let mut events: Vec<Event> = Parser::new_ext(body, markdown_options()).collect();
+    let body = strip_comments(body);
+    let mut events: Vec<Event> = Parser::new_ext(&body, markdown_options()).collect();
     strip_heading_ids(&mut events);
     drop_leading_title(&mut events, title);
     assign_heading_ids(&mut events);
@@ -176,9 +180,45 @@ fn rewrite<'a>(events: Vec<Event<'a>>, path: &str, links: &impl LinkResolver) ->
     let mut out = Vec::with_capacity(events.len());
     let mut opened: Vec<Opened> = Vec::new();
     let mut in_html_block = false;
+    let mut code_depth = 0usize;
+    // A wikilink's text as Obsidian shows it, in place of the text that
+    // follows (an embed's size only when that text is a size).
+    let mut shown: Option<(String, bool)> = None;
     let mut events = events.into_iter().peekable();
     while let Some(event) = events.next() {
+        if let (Some((text, only_a_size)), Event::Text(t)) = (&shown, &event) {
+            if !*only_a_size || is_embed_size(t) {
+                out.push(Event::Text(CowStr::from(text.clone())));
+            } else {
+                out.push(event);
+            }
+            shown = None;
+            continue;
+        }
+        if let Event::Start(Tag::Link {
+            link_type: LinkType::WikiLink { has_pothole },
+            dest_url,
+            ..
+        })
+        | Event::Start(Tag::Image {
+            link_type: LinkType::WikiLink { has_pothole },
+            dest_url,
+            ..
+        }) = &event
+        {
+            let image = matches!(event, Event::Start(Tag::Image { .. }));
+            shown = (!has_pothole || image).then(|| (wikilink_text(dest_url), *has_pothole));
+        }
         match event {
+            Event::Start(Tag::CodeBlock(_)) => {
+                code_depth += 1;
+                out.push(event);
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                code_depth = code_depth.saturating_sub(1);
+                out.push(event);
+            }
+            Event::Text(text) if code_depth == 0 && !in_html_block => push_prose(&mut out, text),
             Event::Start(Tag::Link {
                 link_type,
                 dest_url,
@@ -228,6 +268,31 @@ fn rewrite<'a>(events: Vec<Event<'a>>, path: &str, links: &impl LinkResolver) ->
         }
     }
     out
+}
+
+/// Text of prose, with Obsidian's `==highlights==` marked and block ids
+/// (`… ^mon1`) left out, as Obsidian shows them.
+fn push_prose<'a>(out: &mut Vec<Event<'a>>, text: CowStr<'a>) {
+    let text = match BLOCK_ID.replace_all(&text, "") {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(shorter) => CowStr::from(shorter),
+    };
+    if !text.contains("==") {
+        out.push(Event::Text(text));
+        return;
+    }
+    let mut last = 0;
+    for caps in HIGHLIGHT.captures_iter(&text) {
+        let (whole, inner) = (caps.get(0).expect("a match"), caps.get(1).expect("a group"));
+        out.push(Event::Text(CowStr::from(
+            text[last..whole.start()].to_string(),
+        )));
+        out.push(Event::InlineHtml(CowStr::Borrowed("<mark>")));
+        out.push(Event::Text(CowStr::from(inner.as_str().to_string())));
+        out.push(Event::InlineHtml(CowStr::Borrowed("</mark>")));
+        last = whole.end();
+    }
+    out.push(Event::Text(CowStr::from(text[last..].to_string())));
 }
 
 /// Turns an Obsidian callout (`> [!warning] Title`) into a blockquote of a
@@ -390,6 +455,38 @@ mod tests {
     }
 
     #[test]
+    fn obsidian_marks_show_as_in_obsidian() {
+        let html = render(
+            "See [[Deploy#Rollback steps]] and [[Deploy#^abc]]. ![[diagram.png|300]] \
+             The host is ==kestrel-02== now. ^mon1\n\n`==code==`",
+        );
+        assert!(html.contains(">Deploy &gt; Rollback steps</a>"), "{html}");
+        assert!(html.contains(">Deploy</a>."), "{html}");
+        assert!(
+            html.contains("diagram.png") && !html.contains("300"),
+            "{html}"
+        );
+        assert!(
+            html.contains("is <mark>kestrel-02</mark> now.</p>"),
+            "{html}"
+        );
+        assert!(html.contains("<code>==code==</code>"), "{html}");
+    }
+
+    #[test]
+    fn obsidian_comments_are_not_shown() {
+        let html = render("Key %%hunter2%% here.\n\n%%\nA hidden block.\n%%\n\n`%%kept%%`");
+        assert!(
+            !html.contains("hunter2") && !html.contains("hidden"),
+            "{html}"
+        );
+        assert!(
+            html.contains("Key  here.") && html.contains("<code>%%kept%%</code>"),
+            "{html}"
+        );
+    }
+
+    #[test]
     fn raw_html_is_shown_as_text() {
         let html =
             render("Saved <script>alert(\"xss\")</script> and <img src=x onerror=alert(1)>.");
@@ -436,7 +533,7 @@ mod tests {
             ),
             (
                 "[[Deploy#Roll back]]",
-                "<a href=\"/notes/Harbor/Runbooks/Deploy.md#roll-back\">Deploy#Roll back</a>",
+                "<a href=\"/notes/Harbor/Runbooks/Deploy.md#roll-back\">Deploy &gt; Roll back</a>",
             ),
             (
                 "[[용어집]]",
