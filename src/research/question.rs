@@ -517,7 +517,16 @@ static TIME_WEAK: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static CJK_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\d+\s*(년|월|일|시|분|주|年|月|日|時|时|点|分|週|周)|(월|화|수|목|금|토|일)요일|매주|매일|매달|毎週|毎日|每周|每天|曜日|星期|周[一二三四五六日]|오전|오후|午前|午後|上午|下午")
+    Regex::new(r"\d+\s*(년|월|일|시|분|주|年|月|日|時|时|点|分|週|周)[钟鐘間间간]?|(월|화|수|목|금|토|일)요일|매주|매일|매달|毎週|毎日|每周|每天|曜日|星期|周[一二三四五六日]|오전|오후|午前|午後|上午|下午")
+        .expect("static regex")
+});
+/// How a span of time ends ("40分钟", "2時間", "3日間", "2시간",
+/// "30분간"): no point in time, so no answer to "when", only to "how long"
+/// ([`Asked::how_long`]).
+const DURATION_END: &[char] = &['钟', '鐘', '間', '间', '간'];
+/// Questions asking how long something takes ("몇 시간", "何時間", "多久").
+static HOW_LONG_CJK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"몇\s?시간|몇\s?분간|몇\s?일간|얼마나\s?걸|何時間|何分間|何日間|多久|多长时间|几个小时|几小时|几分钟")
         .expect("static regex")
 });
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
@@ -715,10 +724,13 @@ impl Offers {
         match asked.kind {
             AnswerKind::Other => true,
             AnswerKind::Time => {
-                new(&self.year)
-                    || new(&self.time_strong)
-                    || new(&self.time_weak)
-                    || new(&self.cjk_time)
+                let cjk_time: Vec<String> = self
+                    .cjk_time
+                    .iter()
+                    .filter(|t| asked.how_long || !t.ends_with(DURATION_END))
+                    .cloned()
+                    .collect();
+                new(&self.year) || new(&self.time_strong) || new(&self.time_weak) || new(&cjk_time)
             }
             AnswerKind::Number => match asked.number {
                 NumberAsked::Percent => new(&self.percent),
@@ -728,7 +740,19 @@ impl Offers {
             // Korean, Japanese and Chinese names carry no capitals to check.
             AnswerKind::Choice => self.cjk || new(&self.names) || new(&self.specific),
             // CJK names carry no capitals: the kind cannot be checked there.
-            AnswerKind::Person | AnswerKind::Place => self.cjk || new(&self.names),
+            AnswerKind::Person => self.cjk || new(&self.names),
+            // "Where does the build cache live?": in a folder too, written
+            // as one (`/var/cache/build`, `~/.cargo`, `a/b/c`), not a
+            // ratio of prose ("1973/74", "km/h").
+            AnswerKind::Place => {
+                let folders: Vec<String> = self
+                    .folders
+                    .iter()
+                    .filter(|f| f.starts_with(['/', '~', '.']) || f.matches('/').count() >= 2)
+                    .cloned()
+                    .collect();
+                self.cjk || new(&self.names) || new(&folders)
+            }
         }
     }
 
@@ -771,6 +795,8 @@ pub struct Asked {
     /// The question in lower case, to tell what an answer adds to it.
     pub lower: String,
     number: NumberAsked,
+    /// "How long" in Korean, Japanese or Chinese: a span of time answers.
+    how_long: bool,
 }
 
 /// The kind of number a "how many/much" question wants.
@@ -804,8 +830,9 @@ impl Asked {
         Asked {
             kind,
             shape,
-            lower,
             number,
+            how_long: HOW_LONG_CJK.is_match(&lower),
+            lower,
         }
     }
 
@@ -1115,6 +1142,38 @@ mod tests {
             AnswerKind::Number,
             "홀드는 15분입니다.",
             "홀드는 몇 분인가요?"
+        ));
+        // A folder is a place; a span of time is no "when".
+        assert!(offers(
+            AnswerKind::Place,
+            "The build cache lives in /var/cache/build.",
+            "Where does the build cache live?"
+        ));
+        assert!(!offers(
+            AnswerKind::Place,
+            "The build cache is rebuilt nightly.",
+            "Where does the build cache live?"
+        ));
+        for (sentence, question) in [
+            (
+                "在预发环境跑完回归测试，至少需要40分钟。",
+                "预发环境什么时候发布？",
+            ),
+            ("スモークテストは2時間かかる。", "いつデプロイしますか？"),
+            ("점검은 2시간 걸린다.", "점검은 언제 하나요?"),
+        ] {
+            assert!(!offers(AnswerKind::Time, sentence, question), "{sentence}");
+        }
+        assert!(offers(
+            AnswerKind::Time,
+            "每周二下午2点发布，大约需要40分钟。",
+            "什么时候发布？"
+        ));
+        // "How many hours" is answered by a span of hours.
+        assert!(offers(
+            AnswerKind::Time,
+            "동영상 재생 시간이 최대 17시간이다.",
+            "재생 시간은 최대 몇 시간인가?"
         ));
     }
 }
