@@ -288,6 +288,79 @@ async fn card_events_arrive_with_every_research() {
         .expect("the server stops with an event stream open");
 }
 
+/// The questions a card shows as still open.
+fn open_questions(card: &Value) -> Vec<&str> {
+    card["research"]["open"]
+        .as_array()
+        .unwrap_or_else(|| panic!("open questions: {card}"))
+        .iter()
+        .filter_map(|q| q["question"].as_str())
+        .collect()
+}
+
+const VPN_QUESTION: &str = "What is the guest VPN server name?";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_the_user_answered_leaves_the_card() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"prompt": "Laptop setup", "session": "s3", "questions": [VPN_QUESTION, OPEN_QUESTION]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut events = fetch(&server, "/v1/card/events?session=s3", &[]).await;
+    let mut buffer = String::new();
+    let first = next_card(&mut events, &mut buffer, |c| !c["research"].is_null()).await;
+    assert_eq!(open_questions(&first), [VPN_QUESTION, OPEN_QUESTION]);
+
+    // Answered in the session: gone from its card, at once and after a reload.
+    let answer = |session: Option<&str>, question: &str| {
+        json!({"prompt": "Laptop setup", "session": session, "qa": [{
+            "question": question,
+            "answer": "It is guest-vpn.example.net, on port 1194 over UDP."}]})
+    };
+    let (status, saved) = server
+        .post_json("/v1/answers", &answer(Some("s3"), VPN_QUESTION))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{saved}");
+    assert_eq!(saved["saved"][0]["questions"], json!([VPN_QUESTION]));
+    let live = next_card(&mut events, &mut buffer, |c| {
+        !open_questions(c).contains(&VPN_QUESTION)
+    })
+    .await;
+    assert_eq!(open_questions(&live), [OPEN_QUESTION]);
+    assert_eq!(live["research"]["answered_by_user"], json!([VPN_QUESTION]));
+    for query in ["?session=s3", ""] {
+        assert_eq!(
+            open_questions(&card(&server, query).await),
+            [OPEN_QUESTION],
+            "{query}"
+        );
+    }
+
+    // An answer of another session leaves this one's questions alone; one
+    // without a session is for the latest research of all.
+    let (status, _) = server
+        .post_json("/v1/answers", &answer(Some("s4"), OPEN_QUESTION))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(open_questions(&card(&server, "").await), [OPEN_QUESTION]);
+    let (status, _) = server
+        .post_json("/v1/answers", &answer(None, OPEN_QUESTION))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let live = next_card(&mut events, &mut buffer, |c| open_questions(c).is_empty()).await;
+    assert_eq!(
+        live["research"]["answered_by_user"],
+        json!([VPN_QUESTION, OPEN_QUESTION])
+    );
+    drop(events);
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_note_comes_with_its_source_and_metadata() {
     let brain = TestBrain::sample();
@@ -1340,6 +1413,73 @@ async fn the_working_context_sits_beside_the_research_in_a_browser() {
     browser
         .screenshot("card-working-context-phone.png", 390, None)
         .await;
+    browser.close().await;
+    server.stop().await;
+}
+
+/// Open questions as the card in the browser lists them.
+const SHOWN_OPEN: &str =
+    "return [...document.querySelectorAll('#research .open-list > li .question')].map(q => q.textContent);";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_follows_answers_in_a_browser() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    research(&server, "s1", &["When do we deploy?"]).await;
+    research(&server, "s3", &[VPN_QUESTION, OPEN_QUESTION]).await;
+    let browser = Browser::start().await;
+    let client = browser.client();
+    browser.viewport(1280, 900).await;
+    client
+        .goto(&format!("{}/", server.base_url))
+        .await
+        .expect("open the card");
+    browser
+        .wait_for_js(
+            "the latest research's open questions",
+            "return document.querySelectorAll('#research .open-list > li').length === 2;",
+        )
+        .await;
+    browser
+        .js("window.nogginNotReloaded = true; return true;")
+        .await;
+
+    // The user answers one in the session, the other without one.
+    let answer = |session: Option<&str>, question: &str| {
+        json!({"prompt": "Laptop setup", "session": session, "qa": [{
+            "question": question,
+            "answer": "It is guest-vpn.example.net, on port 1194 over UDP."}]})
+    };
+    let (status, _) = server
+        .post_json("/v1/answers", &answer(Some("s3"), VPN_QUESTION))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    browser
+        .wait_for_js(
+            "the answered question leaves the card",
+            "return document.querySelectorAll('#research .open-list > li').length === 1;",
+        )
+        .await;
+    assert_eq!(browser.js(SHOWN_OPEN).await, json!([OPEN_QUESTION]));
+    let (status, _) = server
+        .post_json("/v1/answers", &answer(None, OPEN_QUESTION))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    browser
+        .wait_for_js(
+            "nothing is left open",
+            "return document.querySelector('#research .open .none')?.textContent === \
+                    'Nothing left to ask: you answered the rest.';",
+        )
+        .await;
+
+    assert_eq!(
+        browser
+            .js("return window.nogginNotReloaded === true;")
+            .await,
+        json!(true),
+        "without a reload"
+    );
     browser.close().await;
     server.stop().await;
 }

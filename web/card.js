@@ -183,6 +183,8 @@
         el('li', null,
           el('p', { class: 'question', text: q.question }),
           sourceList(q.sources.slice(0, 1), 'Closest note')))));
+    } else if (research.answered_by_user.length) {
+      open.append(el('p', { class: 'none', text: 'Nothing left to ask: you answered the rest.' }));
     } else {
       open.append(el('p', { class: 'none', text: 'Nothing left to ask: your notes answered every question.' }));
     }
@@ -290,7 +292,8 @@
     renderSessions(card);
     renderWorkingContext(card);
     const research = card.research;
-    const key = JSON.stringify([card.session, research ? research.research_id : null]);
+    // A question the user answered since is a change too.
+    const key = JSON.stringify([card.session, research ? [research.research_id, research.answered_by_user] : null]);
     const container = $('research');
     if (key !== shownKey) {
       shownKey = key;

@@ -9,6 +9,7 @@
 //! input into the request types below and the [`Error`] into their own shape;
 //! none of them runs a use case itself.
 
+mod card_log;
 mod context;
 mod error;
 mod trajectory;
@@ -20,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+pub use card_log::{CardLog, CardRecord};
 pub use context::{
     check_session_id, etag, invalid_budget, PackResponse, SessionEventsRequest, SessionList,
     WorkingContextRequest, WorkingContextView,
@@ -38,7 +40,6 @@ use crate::index::search::rfc3339;
 use crate::index::{Hit, Index, Progress, ReconcileReport, SearchFilter};
 use crate::knowledge::{self, Knowledge, Outcome};
 use crate::limits::{DEFAULT_SEARCH_LIMIT, MAX_NOTE_PATH_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT};
-use crate::research::log::ResearchLog;
 use crate::research::{
     deciders::deciders_for, research_questions, ResearchRequest, ResearchResponse, ResearchSettings,
 };
@@ -77,7 +78,8 @@ struct Inner {
     index: Index,
     knowledge: Knowledge,
     research: ResearchSettings,
-    research_log: ResearchLog,
+    /// Each session's latest research, as the card shows it.
+    card_log: CardLog,
     /// Follows edits while a long-running way in (serve, mcp) is up; `None`
     /// for one-shot commands.
     watcher: Option<Watcher>,
@@ -309,7 +311,7 @@ impl Noggin {
                 index,
                 knowledge,
                 research: config.research.clone(),
-                research_log: ResearchLog::default(),
+                card_log: CardLog::default(),
                 watcher,
                 sessions,
                 max_note_bytes: config.brain.max_note_bytes,
@@ -333,8 +335,8 @@ impl Noggin {
     }
 
     /// The latest research of each session, for the card.
-    pub fn research_log(&self) -> &ResearchLog {
-        &self.inner.research_log
+    pub fn card_log(&self) -> &CardLog {
+        &self.inner.card_log
     }
 
     /// The session store, when this way in keeps sessions (serve, mcp).
@@ -426,7 +428,7 @@ impl Noggin {
             }
         }
         self.inner
-            .research_log
+            .card_log
             .record(request.session, request.prompt, response.clone());
         Ok(response)
     }
@@ -467,6 +469,21 @@ impl Noggin {
                 }
             }
         };
+        // The card stops showing them as open: what was saved, and what the
+        // note already held as given.
+        let answered: Vec<String> = outcome
+            .saved
+            .iter()
+            .flat_map(|s| s.questions.iter().cloned())
+            .chain(
+                outcome
+                    .skipped
+                    .iter()
+                    .filter(|s| s.reason == knowledge::SkipReason::Duplicate)
+                    .map(|s| s.question.clone()),
+            )
+            .collect();
+        self.inner.card_log.answered(session.as_deref(), &answered);
         if let (Some(session), Some(store)) = (session, &self.inner.sessions) {
             let confirmed: Vec<Confirmed> = outcome
                 .saved

@@ -211,7 +211,7 @@ impl WorkingContext {
 }
 
 /// Two questions are one when they differ only in case and spacing.
-fn same_question(a: &str, b: &str) -> bool {
+pub fn same_question(a: &str, b: &str) -> bool {
     let words = |s: &str| {
         s.split_whitespace()
             .map(str::to_lowercase)

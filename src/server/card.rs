@@ -26,11 +26,11 @@ use tokio_stream::wrappers::WatchStream;
 use super::error::{ApiError, AppQuery};
 use super::render::note_link;
 use super::{constant_time_eq, AppState};
+use crate::app::CardRecord;
 use crate::context::cut_chars;
 use crate::context::sessions::Session;
 use crate::context::state::{Item, RecentFile};
 use crate::research::context::{cut_on_word, REQUEST_CONTEXT_PATH};
-use crate::research::log::ResearchRecord;
 use crate::research::Evidence;
 
 /// The prompt shown above the facts is cut to this many characters.
@@ -174,6 +174,9 @@ pub struct CardResearch {
     pub more_facts: usize,
     /// Questions left for the user.
     pub open: Vec<OpenQuestion>,
+    /// Questions it left open that the user answered since (through
+    /// `/v1/answers` or MCP): no longer in `open`.
+    pub answered_by_user: Vec<String>,
 }
 
 /// One self-researched answer on the card.
@@ -230,8 +233,8 @@ async fn card_events(
     let session = params.session()?;
     let mut closing = state.closing.subscribe();
     // The research stream yields its current value first: the card at once,
-    // once. A research or a change to any session redraws it.
-    let researched = WatchStream::new(state.app.research_log().subscribe());
+    // once. A research, an answer, or a change to any session redraws it.
+    let researched = WatchStream::new(state.app.card_log().subscribe());
     let sessions_changed = WatchStream::from_changes(state.sessions.subscribe());
     let events = futures_util::stream::select(researched, sessions_changed)
         .then(move |_| {
@@ -283,12 +286,12 @@ pub fn build_card(state: &AppState, session: Option<String>) -> Card {
     let marker = state.config.knowledge.marker.clone();
     let research = state
         .app
-        .research_log()
+        .card_log()
         .latest(session.as_deref())
-        .map(|record| card_research(&record, &marker, settings));
+        .map(|shown| card_research(&shown, &marker, settings));
     Card {
         session,
-        sessions: state.app.research_log().sessions(),
+        sessions: state.app.card_log().sessions(),
         marker,
         max_facts: settings.facts,
         answer_chars: settings.answer_chars,
@@ -298,10 +301,11 @@ pub fn build_card(state: &AppState, session: Option<String>) -> Card {
 }
 
 fn card_research(
-    record: &ResearchRecord,
+    shown: &CardRecord,
     marker: &str,
     settings: crate::config::CardSettings,
 ) -> CardResearch {
+    let record = &shown.record;
     let response = &record.response;
     let facts: Vec<Fact> = response
         .answered
@@ -333,11 +337,13 @@ fn card_research(
         open: response
             .unanswered
             .iter()
+            .filter(|open| !shown.answered.contains(&open.question))
             .map(|open| OpenQuestion {
                 question: open.question.clone(),
                 sources: sources(&open.evidence),
             })
             .collect(),
+        answered_by_user: shown.answered.clone(),
     }
 }
 

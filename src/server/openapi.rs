@@ -209,7 +209,7 @@ fn source_schema() -> Value {
 
 /// `GET /v1/card`: what the web card shows.
 fn card_path() -> Value {
-    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "indexing", "facts", "more_facts", "open"],
+    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "indexing", "facts", "more_facts", "open", "answered_by_user"],
         "properties": {
             "research_id": {"type": "string"},
             "session": {"type": ["string", "null"]},
@@ -231,7 +231,8 @@ fn card_path() -> Value {
             "more_facts": {"type": "integer", "description": "answered questions not shown"},
             "open": {"type": "array", "description": "questions left for the user", "items": {
                 "type": "object", "required": ["question", "sources"],
-                "properties": {"question": {"type": "string"}, "sources": {"type": "array", "items": source_schema()}}}}}});
+                "properties": {"question": {"type": "string"}, "sources": {"type": "array", "items": source_schema()}}}},
+            "answered_by_user": {"type": "array", "items": {"type": "string"}, "description": "questions this research left open that the user answered since (/v1/answers or MCP's remember); no longer in `open`"}}});
     json!({"get": {
         "summary": "The latest research of a session (or of all), cut to fit the web card",
         "description": "When a token is configured, the response also sets an HttpOnly, SameSite=Strict cookie scoped to /notes that lets the browser open rendered notes (links cannot send a bearer header).",
