@@ -362,6 +362,46 @@ async fn a_question_the_user_answered_leaves_the_card() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_session_leaves_the_card() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    research(&server, "s1", &["Which database do we use?"]).await;
+    let (status, _) = server
+        .post_json("/v1/sessions/s3/events", &working_events())
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let posted = research(&server, "s3", &["When do we deploy?"]).await;
+    let mut events = fetch(&server, "/v1/card/events", &[]).await;
+    let mut buffer = String::new();
+    let first = next_card(&mut events, &mut buffer, |_| true).await;
+    assert_eq!(first["research"]["research_id"], posted["research_id"]);
+    assert_eq!(first["sessions"], json!(["s3", "s1"]));
+
+    let (status, _) = server
+        .request(reqwest::Method::DELETE, "/v1/sessions/s3", None)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    // Gone at once from the live card: the latest of all is s1's again.
+    let live = next_card(&mut events, &mut buffer, |c| c["sessions"] == json!(["s1"])).await;
+    assert_eq!(live["research"]["session"], "s1", "{live}");
+    let s3 = card(&server, "?session=s3").await;
+    assert_eq!(s3["research"], Value::Null, "{s3}");
+    assert!(s3.get("working_context").is_none(), "{s3}");
+    assert_eq!(s3["sessions"], json!(["s1"]));
+    assert_eq!(card(&server, "").await["research"]["session"], "s1");
+
+    // A new research of the same name is a new session, shown again.
+    let again = research(&server, "s3", &["When do we deploy?"]).await;
+    let live = next_card(&mut events, &mut buffer, |c| {
+        c["research"]["research_id"] == again["research_id"]
+    })
+    .await;
+    assert_eq!(live["sessions"], json!(["s3", "s1"]));
+    drop(events);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_note_comes_with_its_source_and_metadata() {
     let brain = TestBrain::sample();
     let server = TestServer::start(&brain).await;
@@ -1422,7 +1462,7 @@ const SHOWN_OPEN: &str =
     "return [...document.querySelectorAll('#research .open-list > li .question')].map(q => q.textContent);";
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_card_follows_answers_in_a_browser() {
+async fn the_card_follows_answers_and_deleted_sessions_in_a_browser() {
     let brain = TestBrain::sample();
     let server = TestServer::start(&brain).await;
     research(&server, "s1", &["When do we deploy?"]).await;
@@ -1473,12 +1513,25 @@ async fn the_card_follows_answers_in_a_browser() {
         )
         .await;
 
+    // The session is deleted: its research and its name leave the card.
+    let (status, _) = server
+        .request(reqwest::Method::DELETE, "/v1/sessions/s3", None)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    browser
+        .wait_for_js(
+            "the deleted session leaves the selector",
+            "return [...document.querySelectorAll('#session option')].map(o => o.value).join() === ',s1';",
+        )
+        .await;
+    let shown = browser
+        .js("return [[...document.querySelectorAll('#research .fact .question')].map(q => q.textContent), \
+                     window.nogginNotReloaded === true];")
+        .await;
     assert_eq!(
-        browser
-            .js("return window.nogginNotReloaded === true;")
-            .await,
-        json!(true),
-        "without a reload"
+        shown,
+        json!([["When do we deploy?"], true]),
+        "s1's research, without a reload"
     );
     browser.close().await;
     server.stop().await;

@@ -1,10 +1,10 @@
 //! The research log as the card shows it: each session's latest research
-//! ([`ResearchLog`]) less what became of it since it was recorded: the
-//! questions the user answered since.
+//! ([`ResearchLog`]) less what became of it since it was recorded, that is
+//! the questions the user answered since, and the sessions deleted since.
 //!
 //! In memory, like the log: the card shows what happened while noggin ran.
-//! Subscribers learn of every research and answer through one watch
-//! channel, so the card redraws for each without polling.
+//! Subscribers learn of every research, answer and deletion through one
+//! watch channel, so the card redraws for each without polling.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +29,17 @@ pub struct CardLog {
 struct Since {
     /// The questions the user answered after a research, by its research id.
     answered: HashMap<String, Vec<String>>,
+    /// Deleted sessions, each with the log's newest position when it was
+    /// deleted: its researches up to there are gone from the card.
+    deleted: HashMap<String, u64>,
+}
+
+/// What the card shows of the log.
+pub struct CardView {
+    /// The latest research of the session asked for, or of all.
+    pub research: Option<CardRecord>,
+    /// Sessions with a research, most recently researched first.
+    pub sessions: Vec<String>,
 }
 
 /// A research as the card shows it.
@@ -53,6 +64,10 @@ impl CardLog {
     pub fn record(&self, session: Option<String>, prompt: String, response: ResearchResponse) {
         {
             let mut since = self.lock();
+            if let Some(session) = &session {
+                // The new research comes after the deletion: it is shown.
+                since.deleted.remove(session);
+            }
             self.log.record(session, prompt, response);
             // Answers to researches the log no longer holds are no use.
             let held: Vec<String> = self
@@ -69,7 +84,7 @@ impl CardLog {
     pub fn answered(&self, session: Option<&str>, questions: &[String]) {
         let changed = {
             let mut since = self.lock();
-            let Some(record) = self.log.latest(session) else {
+            let Some(record) = self.latest_visible(&since, session) else {
                 return;
             };
             let answered = since
@@ -90,24 +105,44 @@ impl CardLog {
         }
     }
 
-    /// The latest research of a session, or of all when `session` is `None`.
-    pub fn latest(&self, session: Option<&str>) -> Option<CardRecord> {
+    /// Forgets the researches of a deleted session.
+    pub fn forget(&self, session: &str) {
+        {
+            let mut since = self.lock();
+            let newest = *self.log.subscribe().borrow();
+            since.deleted.insert(session.to_string(), newest);
+            // Sessions the log itself forgot need no mark.
+            let log = &self.log;
+            since
+                .deleted
+                .retain(|s, at| log.latest(Some(s)).is_some_and(|r| r.seq <= *at));
+        }
+        self.wake();
+    }
+
+    /// The latest research of a session (of all when `session` is `None`)
+    /// and the sessions with one, in one look: a deletion between two looks
+    /// would list the sessions without the one whose research is shown.
+    pub fn view(&self, session: Option<&str>) -> CardView {
         let since = self.lock();
-        let record = self.log.latest(session)?;
-        let answered = since
-            .answered
-            .get(&record.response.research_id)
-            .cloned()
-            .unwrap_or_default();
-        Some(CardRecord { record, answered })
+        let research = self.latest_visible(&since, session).map(|record| {
+            let answered = since
+                .answered
+                .get(&record.response.research_id)
+                .cloned()
+                .unwrap_or_default();
+            CardRecord { record, answered }
+        });
+        let sessions = self
+            .log
+            .sessions()
+            .into_iter()
+            .filter(|s| !since.deleted.contains_key(s))
+            .collect();
+        CardView { research, sessions }
     }
 
-    /// Sessions with a research, most recently researched first.
-    pub fn sessions(&self) -> Vec<String> {
-        self.log.sessions()
-    }
-
-    /// A receiver that changes with every research and answer.
+    /// A receiver that changes with every research, answer and deletion.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
     }
@@ -129,6 +164,22 @@ impl CardLog {
                 .filter_map(|s| self.log.latest(Some(&s))),
         )
     }
+
+    /// The latest research of `session` (or of all) whose session was not
+    /// deleted after it. Of all: when the newest was deleted, the newest
+    /// of the sessions left.
+    fn latest_visible(&self, since: &Since, session: Option<&str>) -> Option<Arc<ResearchRecord>> {
+        let shown = |r: &Arc<ResearchRecord>| {
+            r.session
+                .as_ref()
+                .and_then(|s| since.deleted.get(s))
+                .is_none_or(|&at| r.seq > at)
+        };
+        match session {
+            Some(_) => self.log.latest(session).filter(shown),
+            None => self.records().filter(shown).max_by_key(|r| r.seq),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -148,7 +199,7 @@ mod tests {
     }
 
     fn open(log: &CardLog, session: Option<&str>) -> Vec<String> {
-        let shown = log.latest(session).expect("a research");
+        let shown = log.view(session).research.expect("a research");
         shown
             .record
             .response
@@ -184,5 +235,23 @@ mod tests {
         let seen = *log.subscribe().borrow();
         log.answered(Some("a"), &["Why?".to_string()]);
         assert_eq!(*log.subscribe().borrow(), seen);
+    }
+
+    #[test]
+    fn a_deleted_session_is_gone_until_it_researches_again() {
+        let log = CardLog::default();
+        log.record(Some("a".into()), "p".into(), response("r1", &["When?"]));
+        log.record(Some("b".into()), "p".into(), response("r2", &["Where?"]));
+        log.forget("b");
+        assert!(log.view(Some("b")).research.is_none());
+        let all = log.view(None);
+        assert_eq!(all.sessions, ["a"]);
+        let shown = all.research.expect("the newest research left");
+        assert_eq!(shown.record.response.research_id, "r1");
+        log.record(Some("b".into()), "p".into(), response("r3", &["Where?"]));
+        let all = log.view(None);
+        assert_eq!(all.sessions, ["b", "a"]);
+        let shown = all.research.expect("the new research");
+        assert_eq!(shown.record.response.research_id, "r3");
     }
 }

@@ -163,6 +163,7 @@ impl Noggin {
     pub async fn delete_session(&self, id: String) -> Result<(), Error> {
         check_session_id(&id)?;
         if self.store()?.delete(id.clone()).await? {
+            self.card_log().forget(&id);
             Ok(())
         } else {
             Err(unknown_session(&id))

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-pub use card_log::{CardLog, CardRecord};
+pub use card_log::{CardLog, CardRecord, CardView};
 pub use context::{
     check_session_id, etag, invalid_budget, PackResponse, SessionEventsRequest, SessionList,
     WorkingContextRequest, WorkingContextView,

@@ -284,14 +284,13 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
 pub fn build_card(state: &AppState, session: Option<String>) -> Card {
     let settings = state.config.card;
     let marker = state.config.knowledge.marker.clone();
-    let research = state
-        .app
-        .card_log()
-        .latest(session.as_deref())
+    let view = state.app.card_log().view(session.as_deref());
+    let research = view
+        .research
         .map(|shown| card_research(&shown, &marker, settings));
     Card {
         session,
-        sessions: state.app.card_log().sessions(),
+        sessions: view.sessions,
         marker,
         max_facts: settings.facts,
         answer_chars: settings.answer_chars,
