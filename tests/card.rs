@@ -1536,3 +1536,50 @@ async fn the_card_follows_answers_and_deleted_sessions_in_a_browser() {
     browser.close().await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_says_what_is_wrong_in_a_browser() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    research(&server, "s1", &["When do we deploy?"]).await;
+    let browser = Browser::start().await;
+    let client = browser.client();
+    browser.viewport(1280, 900).await;
+
+    client
+        .goto(&format!("{}/", server.base_url))
+        .await
+        .expect("open the card");
+    browser
+        .wait_for_js(
+            "the research",
+            "return document.querySelectorAll('#research .fact').length === 1;",
+        )
+        .await;
+
+    // The brain moved away: the status says so, and why.
+    let away = brain.path().with_file_name("moved-away");
+    std::fs::rename(brain.path(), &away).expect("move the brain away");
+    client.refresh().await.expect("reload the card");
+    browser
+        .wait_for_js(
+            "the status says the brain cannot be read",
+            "const s = document.getElementById('brain-status'); \
+             return s.dataset.state === 'unhealthy' && \
+                    s.textContent.includes('Cannot read your brain') && \
+                    s.textContent.includes('does not exist');",
+        )
+        .await;
+    let status = browser
+        .js("const s = document.getElementById('brain-status'); \
+             return [s.textContent.includes('following edits'), \
+                     getComputedStyle(s.querySelector('.dot')).backgroundColor];")
+        .await;
+    assert_eq!(status, json!([false, "rgb(192, 54, 44)"]));
+    browser
+        .screenshot("card-unhealthy-phone.png", 375, Some(812))
+        .await;
+    std::fs::rename(&away, brain.path()).expect("move the brain back");
+    browser.close().await;
+    server.stop().await;
+}

@@ -307,10 +307,24 @@
   // --- brain status --------------------------------------------------------
   const WATCHER = { watching: 'following edits', polling: 'checking for edits', off: 'not following edits' };
 
+  // Why noggin says it is not healthy, in words.
+  function unhealthy(status) {
+    if (status.brain_error) return 'Cannot read your brain: ' + status.brain_error;
+    if (status.commit_error) return 'Cannot update the index: ' + status.commit_error;
+    return 'noggin is not healthy';
+  }
+
   async function refreshStatus() {
     const box = $('brain-status');
     try {
       const status = await getJson('/v1/status');
+      if (status.healthy === false) {
+        const reason = unhealthy(status);
+        $('status-text').textContent = reason;
+        box.title = reason;
+        box.dataset.state = live ? 'unhealthy' : 'reconnecting';
+        return;
+      }
       const parts = [status.notes + (status.notes === 1 ? ' note' : ' notes')];
       if (status.indexing) parts.push('indexing…');
       else if (status.last_commit) parts.push('indexed ' + relativeTime(status.last_commit));
