@@ -1546,13 +1546,49 @@ async fn the_card_says_what_is_wrong_in_a_browser() {
     let client = browser.client();
     browser.viewport(1280, 900).await;
 
+    // A session name noggin refuses: said once, with the way back.
+    for session in ["%00".to_string(), "x".repeat(300)] {
+        client
+            .goto(&format!("{}/?session={session}", server.base_url))
+            .await
+            .expect("open the card");
+        browser
+            .wait_for_js(
+                "the card says it cannot show that session",
+                "const r = document.querySelector('#research .refused'); \
+                 return !!r && r.textContent.includes('200 characters');",
+            )
+            .await;
+        // The brain is fine, and nothing is waiting to reconnect.
+        browser
+            .wait_for_js(
+                "the brain's status",
+                "const s = document.getElementById('brain-status'); \
+                 return /\\d+ notes/.test(s.textContent) && s.dataset.state !== 'reconnecting';",
+            )
+            .await;
+        let streams = browser
+            .js("return performance.getEntriesByType('resource') \
+                   .filter(e => e.name.includes('/v1/card/events')).length;")
+            .await;
+        assert!(
+            streams.as_u64().is_some_and(|n| n <= 1),
+            "a refused stream is not asked for again: {streams}"
+        );
+    }
+    browser
+        .screenshot("card-refused-session.png", 375, Some(812))
+        .await;
     client
-        .goto(&format!("{}/", server.base_url))
+        .find(Locator::Css("#research .refused a[href='/']"))
         .await
-        .expect("open the card");
+        .expect("a way back to the latest of all sessions")
+        .click()
+        .await
+        .expect("follow it");
     browser
         .wait_for_js(
-            "the research",
+            "the latest research of all",
             "return document.querySelectorAll('#research .fact').length === 1;",
         )
         .await;

@@ -42,16 +42,21 @@
   }
 
   class Unauthorized extends Error {}
+  // A request noggin refuses as the caller's fault (4xx): asking again
+  // gets the same answer.
+  class Refused extends Error {}
+
+  async function errorOf(response) {
+    const body = await response.json().catch(() => null);
+    const message = body && body.error ? body.error.message : 'HTTP ' + response.status;
+    return response.status >= 400 && response.status < 500 ? new Refused(message) : new Error(message);
+  }
 
   async function getJson(path, signal) {
     const response = await fetch(path, { headers: headers({ Accept: 'application/json' }), cache: 'no-store', signal });
     if (response.status === 401) throw new Unauthorized();
-    const body = await response.json().catch(() => null);
-    if (!response.ok) {
-      const message = body && body.error ? body.error.message : 'HTTP ' + response.status;
-      throw new Error(message);
-    }
-    return body;
+    if (!response.ok) throw await errorOf(response);
+    return response.json();
   }
 
   // --- building the page ---------------------------------------------------
@@ -322,7 +327,7 @@
         const reason = unhealthy(status);
         $('status-text').textContent = reason;
         box.title = reason;
-        box.dataset.state = live ? 'unhealthy' : 'reconnecting';
+        box.dataset.state = live || !stream ? 'unhealthy' : 'reconnecting';
         return;
       }
       const parts = [status.notes + (status.notes === 1 ? ' note' : ' notes')];
@@ -331,7 +336,7 @@
       parts.push(WATCHER[status.watcher.state] || status.watcher.state);
       $('status-text').textContent = parts.join(' · ');
       box.title = status.watcher.reason ? status.watcher.reason : status.brain;
-      box.dataset.state = live ? status.watcher.state : 'reconnecting';
+      box.dataset.state = live || !stream ? status.watcher.state : 'reconnecting';
     } catch (error) {
       if (error instanceof Unauthorized) return needToken();
       $('status-text').textContent = 'noggin is not reachable';
@@ -343,6 +348,7 @@
   // Server-sent events read with fetch, so that the token can go in a header
   // (EventSource cannot send one). Reconnects with a growing pause.
   let live = false;
+  // The stream followed, if any: without one there is nothing to reconnect.
   let stream = null;
 
   async function readEvents(body, onEvent) {
@@ -383,6 +389,7 @@
           headers: headers({ Accept: 'text/event-stream' }), cache: 'no-store', signal: control.signal,
         });
         if (response.status === 401) return needToken();
+        if (response.status >= 400 && response.status < 500) return refused((await errorOf(response)).message);
         if (!response.ok || !response.body) throw new Error('HTTP ' + response.status);
         setLive(true);
         pause = 500;
@@ -409,9 +416,26 @@
       renderCard(await getJson(cardUrl('/v1/card')));
     } catch (error) {
       if (error instanceof Unauthorized) return needToken();
+      if (error instanceof Refused) return refused(error.message);
     }
     refreshStatus();
     follow();
+  }
+
+  // noggin refuses this card's address (a session name it cannot take):
+  // asking again would not help, so say why and offer the way back.
+  function refused(message) {
+    if (stream) stream.abort();
+    stream = null;
+    $('research').replaceChildren(el('section', { class: 'panel refused', role: 'alert', 'aria-labelledby': 'refused-heading' },
+      el('h2', { id: 'refused-heading', text: 'This card cannot show that session' }),
+      el('p', { text: 'noggin refused it: ' + message }),
+      el('p', null, el('a', { href: '/', text: 'Show the latest of all sessions' }))));
+    $('research').setAttribute('aria-busy', 'false');
+    $('working').hidden = true;
+    $('session-bar').hidden = true;
+    shownKey = null;
+    refreshStatus();
   }
 
   // True once the user entered a token, so a refusal says it was wrong.
