@@ -1619,3 +1619,96 @@ async fn the_card_says_what_is_wrong_in_a_browser() {
     browser.close().await;
     server.stop().await;
 }
+
+/// A note whose title and heading turn the text after them around unless
+/// they are isolated, and one whose title and heading are one long word.
+const REVERSED_NOTE: &str = "Notes/Reversed.md";
+const LONG_WORD_NOTE: &str = "Notes/Long.md";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_from_notes_and_requests_stays_in_its_place_in_a_browser() {
+    let brain = TestBrain::sample();
+    let long = "x".repeat(300);
+    brain.write(
+        REVERSED_NOTE,
+        "# \u{202E}Reversed title\n\n## \u{202E}Reversed heading\n\nThe okapi census is in May.\n",
+    );
+    brain.write(
+        LONG_WORD_NOTE,
+        &format!("# {long}\n\n## {long}\n\nThe zebrafish census is in June.\n"),
+    );
+    let server = TestServer::start(&brain).await;
+    let browser = Browser::start().await;
+    let client = browser.client();
+    client
+        .goto(&format!("{}/?session=%E2%80%AEagent", server.base_url))
+        .await
+        .expect("open the card");
+    browser.viewport(360, 800).await;
+
+    // What an assistant sends arrives while the card is open on a phone.
+    let session = "\u{202E}agent";
+    let (status, _) = server
+        .post_json(
+            "/v1/sessions/%E2%80%AEagent/events",
+            &json!([
+                {"type": "user_message", "text": format!("\u{202E}{long}")},
+                {"type": "goal", "text": format!("\u{202E}{long}")},
+            ]),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"prompt": format!("\u{202E}{long}"), "session": session, "questions": [
+                format!("When do we deploy to production?{long}"),
+                format!("What color should the login button be?\u{202E}{long}"),
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (
+            body["answered"].as_array().map(Vec::len),
+            body["unanswered"].as_array().map(Vec::len)
+        ),
+        (Some(1), Some(1)),
+        "one fact and one open question: {body}"
+    );
+    browser
+        .wait_for_js(
+            "the research and the working context",
+            "return document.querySelectorAll('#research .fact').length === 1 && \
+                    !!document.querySelector('#working .working');",
+        )
+        .await;
+    for query in ["zebrafish", "okapi"] {
+        let search = client.find(Locator::Css("#q")).await.expect("search box");
+        search.clear().await.expect("clear the search box");
+        search
+            .send_keys(&format!("{query}\u{E007}"))
+            .await
+            .expect("search");
+        browser
+            .wait_for_js(
+                "the note is found",
+                &format!(
+                    "return document.getElementById('search-summary').textContent.includes('{query}') \
+                            && document.querySelectorAll('#search-results .result').length > 0;"
+                ),
+            )
+            .await;
+        // Nothing widens a phone's page.
+        let width = browser
+            .js("return document.documentElement.scrollWidth;")
+            .await;
+        assert_eq!(width, 360, "after searching {query}");
+    }
+    browser
+        .screenshot("card-hostile-text-phone.png", 360, None)
+        .await;
+
+    browser.close().await;
+    server.stop().await;
+}
