@@ -501,7 +501,10 @@ async fn rendered_notes_show_html_as_text_and_link_other_notes() {
     );
     assert!(html.contains("<a href=\"/notes/Harbor/Conventions/Testing.md\">Testing</a>"));
     // The title and tags are shown; the frontmatter is not part of the body.
-    assert!(html.contains("<h1>Security Notes</h1>"));
+    // The path and title are isolated from the text around them.
+    assert!(html.contains("<h1 dir=\"auto\">Security Notes</h1>"));
+    assert!(html.contains("<p class=\"note-path\" dir=\"auto\">Harbor/Security Notes.md</p>"));
+    assert!(html.contains("<title>\u{2068}Security Notes\u{2069} · noggin</title>"));
     assert!(html.contains("#security"));
     assert!(!html.contains("aliases:"), "{html}");
     assert!(html.contains("<a class=\"back-link\" href=\"/\">"));
@@ -1652,7 +1655,7 @@ async fn text_from_notes_and_requests_stays_in_its_place_in_a_browser() {
         .post_json(
             "/v1/sessions/%E2%80%AEagent/events",
             &json!([
-                {"type": "user_message", "text": format!("\u{202E}{long}")},
+                {"type": "user_message", "text": "\u{202E}Add a refund button"},
                 {"type": "goal", "text": format!("\u{202E}{long}")},
             ]),
         )
@@ -1708,7 +1711,31 @@ async fn text_from_notes_and_requests_stays_in_its_place_in_a_browser() {
     browser
         .screenshot("card-hostile-text-phone.png", 360, None)
         .await;
+    browser.viewport(360, 800).await;
 
+    // The card's own text reads left to right around the reversed text:
+    // the heading after a reversed title stays after it, and the quotes
+    // around a reversed request stay around it.
+    let order = browser
+        .js("const chars = (e) => { const rects = []; \
+               const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT); \
+               for (let n = walk.nextNode(); n; n = walk.nextNode()) \
+                 for (let i = 0; i < n.length; i++) { \
+                   const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1); \
+                   rects.push(r.getBoundingClientRect()); } \
+               return rects; }; \
+             const result = document.querySelector('#search-results .result'); \
+             const title = result.querySelector('.result-title').getBoundingClientRect(); \
+             const heading = result.querySelector('.heading').getBoundingClientRect(); \
+             const quoted = chars(document.querySelector('#working .request-text')); \
+             const open = quoted[0], close = quoted[quoted.length - 1], inner = quoted.slice(1, -1); \
+             return { heading_after_title: heading.left >= title.right - 1, \
+                      quotes_around_request: inner.every(r => open.right <= r.left + 1 && r.right <= close.left + 1) };")
+        .await;
+    assert_eq!(
+        order,
+        json!({"heading_after_title": true, "quotes_around_request": true})
+    );
     browser.close().await;
     server.stop().await;
 }

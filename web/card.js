@@ -4,7 +4,9 @@
 // Everything from the server is put into the page as text (textContent,
 // createElement); nothing from a note is ever parsed as HTML. Search snippets
 // come escaped with <mark> around matches: they are split on the marks and
-// their entities decoded into text nodes.
+// their entities decoded into text nodes. Text from notes and requests goes
+// into a <bdi>, so that its direction (a right-to-left override, say) cannot
+// reorder the card's own text around it.
 'use strict';
 
 (() => {
@@ -74,6 +76,11 @@
     return node;
   }
 
+  // Text from a note or a request, isolated from the text around it.
+  function userText(text) {
+    return el('bdi', { text });
+  }
+
   // Only links to noggin's own rendered notes are made from server data.
   function noteHref(link) {
     return typeof link === 'string' && link.startsWith('/notes/') ? link : null;
@@ -137,9 +144,9 @@
     const items = (sources || []).map((source) => {
       const href = noteHref(source.link);
       const name = source.title || source.path;
-      const link = href ? el('a', { href, text: name, title: source.path }) : el('span', { text: name });
+      const link = href ? el('a', { href, title: source.path }, userText(name)) : el('span', null, userText(name));
       const heading = lastHeading(source.heading);
-      return el('li', null, link, heading && heading !== name ? el('span', { class: 'heading', text: ' › ' + heading }) : null);
+      return el('li', null, link, heading && heading !== name ? el('span', { class: 'heading' }, ' › ', userText(heading)) : null);
     });
     if (!items.length) return null;
     return el('div', { class: 'sources' }, el('span', { class: 'sources-label', text: label }), el('ul', null, items));
@@ -149,11 +156,11 @@
     const confidence = Math.round((Number(fact.confidence) || 0) * 100);
     return el('li', { class: 'fact' },
       el('div', { class: 'fact-head' },
-        el('p', { class: 'question', text: fact.question }),
+        el('p', { class: 'question' }, userText(fact.question)),
         el('span', { class: 'confidence', title: 'How sure noggin is that the note states this', text: 'confidence ' + confidence + '%' })),
       el('p', { class: 'answer' },
         el('span', { class: 'marker', text: marker.trim() }), ' ',
-        el('span', { class: 'answer-text', text: fact.answer })),
+        el('span', { class: 'answer-text' }, userText(fact.answer))),
       sourceList(fact.sources, 'From'));
   }
 
@@ -164,7 +171,7 @@
         el('h2', { id: 'facts-heading', text: 'Found in your notes' }),
         el('span', { class: 'count', text: String(research.facts.length + research.more_facts) })),
       el('p', { class: 'context' },
-        research.prompt ? el('span', { class: 'prompt', text: '“' + research.prompt + '”' }) : null,
+        research.prompt ? el('span', { class: 'prompt' }, '“', userText(research.prompt), '”') : null,
         el('span', { class: 'when' }, 'Researched ', timeEl(research.at), ' in ' + research.took_ms + ' ms')));
     if (research.facts.length) {
       facts.append(el('ol', { class: 'fact-list' }, research.facts.map((f) => renderFact(f, card.marker))));
@@ -186,7 +193,7 @@
     if (research.open.length) {
       open.append(el('ul', { class: 'open-list' }, research.open.map((q) =>
         el('li', null,
-          el('p', { class: 'question', text: q.question }),
+          el('p', { class: 'question' }, userText(q.question)),
           sourceList(q.sources.slice(0, 1), 'Closest note')))));
     } else if (research.answered_by_user.length) {
       open.append(el('p', { class: 'none', text: 'Nothing left to ask: you answered the rest.' }));
@@ -231,7 +238,7 @@
     const current = [...select.options].map((o) => o.value);
     if (current.join('\n') !== wanted.join('\n')) {
       select.replaceChildren(...wanted.map((value) =>
-        el('option', { value, text: value || 'Latest of all sessions' })));
+        el('option', { value, dir: value ? 'auto' : null, text: value || 'Latest of all sessions' })));
     }
     select.value = session;
     $('session-bar').hidden = !(sessions.length > 1 || session);
@@ -244,7 +251,7 @@
       el('li', { class: item.done ? 'done' : 'todo' },
         el('span', { class: 'check', 'aria-hidden': 'true', text: item.done ? '✓' : '' }),
         el('span', { class: 'visually-hidden', text: item.done ? 'done: ' : 'to do: ' }),
-        el('span', { class: 'item-text', text: item.text }))));
+        el('span', { class: 'item-text' }, userText(item.text)))));
   }
 
   function renderWorking(wc) {
@@ -254,7 +261,7 @@
       el('p', { class: 'context' }, el('span', { class: 'when' }, 'Updated ', timeEl(wc.updated))));
     if (wc.last_user_query) {
       panel.append(el('p', { class: 'request' }, el('span', { class: 'label', text: 'Asked: ' }),
-        el('span', { class: 'request-text', text: '“' + wc.last_user_query + '”' })));
+        el('span', { class: 'request-text' }, '“', userText(wc.last_user_query), '”')));
     }
     if (wc.goals.length) {
       panel.append(el('h3', { text: wc.goals.length === 1 ? 'Goal' : 'Goals' }), checklist(wc.goals, 'goals'));
@@ -264,12 +271,12 @@
       panel.append(el('h3', { text: 'Latest failure' + more }),
         el('div', { class: 'failure' },
           el('span', { class: 'failure-kind', text: wc.failure.kind }), ' ', timeEl(wc.failure.at),
-          el('pre', { class: 'failure-text', tabindex: '0', text: wc.failure.text })));
+          el('pre', { class: 'failure-text', tabindex: '0', dir: 'auto', text: wc.failure.text })));
     }
     if (wc.recent_files.length) {
       panel.append(el('h3', { text: 'Recent files' }),
         el('ul', { class: 'files' }, wc.recent_files.map((f) =>
-          el('li', null, el('code', { text: f.path }),
+          el('li', null, el('code', null, userText(f.path)),
             f.changed ? el('span', { class: 'changed', text: 'changed' }) : null))));
     }
     if (wc.progress_total) {
@@ -464,14 +471,14 @@
     try {
       const body = await getJson('/v1/search?limit=8&q=' + encodeURIComponent(query), searchControl.signal);
       const hits = body.hits || [];
-      summary.textContent = hits.length
-        ? hits.length + (hits.length === 1 ? ' note matches' : ' notes match') + ' “' + query + '”'
-        : 'No note matches “' + query + '”.';
+      summary.replaceChildren(...(hits.length
+        ? [hits.length + (hits.length === 1 ? ' note matches “' : ' notes match “'), userText(query), '”']
+        : ['No note matches “', userText(query), '”.']));
       list.replaceChildren(...hits.map((hit) => el('li', { class: 'result' },
-        el('a', { class: 'result-title', href: noteLinkFor(hit.path), text: hit.title || hit.path }),
-        hit.heading ? el('span', { class: 'heading', text: ' › ' + hit.heading }) : null,
-        el('p', { class: 'snippet' }, snippetNodes(hit.snippet)),
-        el('p', { class: 'path', text: hit.path }))));
+        el('a', { class: 'result-title', href: noteLinkFor(hit.path) }, userText(hit.title || hit.path)),
+        hit.heading ? el('span', { class: 'heading' }, ' › ', userText(hit.heading)) : null,
+        el('p', { class: 'snippet', dir: 'auto' }, snippetNodes(hit.snippet)),
+        el('p', { class: 'path' }, userText(hit.path)))));
     } catch (error) {
       if (error.name === 'AbortError') return;
       if (error instanceof Unauthorized) return needToken();

@@ -107,8 +107,10 @@ fn render_page(index: &Index, max_note_bytes: u64, note: &LoadedNote) -> (String
 
     let mut html = String::with_capacity(body_html.len() + 1024);
     html.push_str("<article class=\"note\">\n<header class=\"note-header\">\n");
+    // The path and title are the note's own text: `dir="auto"` isolates
+    // them, so a direction override in them stays in them.
     html.push_str(&format!(
-        "<p class=\"note-path\">{}</p>\n<h1>{}</h1>\n<p class=\"note-meta\">",
+        "<p class=\"note-path\" dir=\"auto\">{}</p>\n<h1 dir=\"auto\">{}</h1>\n<p class=\"note-meta\">",
         escape_html(path),
         escape_html(&parsed.title)
     ));
@@ -230,7 +232,7 @@ fn page_response(status: StatusCode, title: &str, main_html: &str) -> Response {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<title>{title} · noggin</title>
+<title>{fsi}{title}{pdi} · noggin</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/card.css">
 </head>
@@ -248,6 +250,10 @@ fn page_response(status: StatusCode, title: &str, main_html: &str) -> Response {
 </html>
 "##,
         title = escape_html(title),
+        // First-strong isolate and its end: a direction override in the
+        // title cannot turn " · noggin" around in the tab.
+        fsi = '\u{2068}',
+        pdi = '\u{2069}',
     );
     (status, Html(page)).into_response()
 }
