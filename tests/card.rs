@@ -1739,3 +1739,36 @@ async fn text_from_notes_and_requests_stays_in_its_place_in_a_browser() {
     browser.close().await;
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_without_javascript_says_so() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let browser = Browser::start().await;
+    browser
+        .cdp(
+            "Emulation.setScriptExecutionDisabled",
+            json!({"value": true}),
+        )
+        .await;
+    let client = browser.client();
+    client
+        .goto(&format!("{}/", server.base_url))
+        .await
+        .expect("open the card");
+    let text = client
+        .find(Locator::Css("body"))
+        .await
+        .expect("the page")
+        .text()
+        .await
+        .expect("its text");
+    assert!(text.contains("This card needs JavaScript"), "{text}");
+    assert!(text.contains("Note pages"), "{text}");
+    assert!(
+        !text.contains("Connecting"),
+        "nothing waits forever: {text}"
+    );
+    browser.close().await;
+    server.stop().await;
+}
