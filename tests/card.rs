@@ -1190,6 +1190,36 @@ async fn the_card_in_a_browser() {
         .screenshot("card-search-desktop.png", 1280, Some(900))
         .await;
 
+    // A word most notes have: the card shows the best few and says so.
+    let search = client
+        .find(Locator::Css("#q"))
+        .await
+        .expect("the search box");
+    search.clear().await.expect("clear the search box");
+    search
+        .send_keys("the\u{E007}")
+        .await
+        .expect("search with Enter");
+    browser
+        .wait_for_js(
+            "the results for the new search",
+            "return document.getElementById('search-summary').textContent.includes('“the”');",
+        )
+        .await;
+    assert!(
+        server.search("the", &[("limit", "100")]).await.len() > 8,
+        "more notes match than the card shows"
+    );
+    assert_eq!(
+        browser
+            .js(
+                "return [document.getElementById('search-summary').textContent, \
+                         document.querySelectorAll('#search-results .result').length];"
+            )
+            .await,
+        json!(["The top 8 notes for “the”", 8])
+    );
+
     server.stop().await;
 
     // With a token: the card takes it from the address once, and its note

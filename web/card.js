@@ -460,6 +460,7 @@
   }
 
   // --- search --------------------------------------------------------------
+  const SEARCH_LIMIT = 8;
   let searchControl = null;
 
   async function search(query) {
@@ -469,10 +470,15 @@
     const list = $('search-results');
     summary.textContent = 'Searching…';
     try {
-      const body = await getJson('/v1/search?limit=8&q=' + encodeURIComponent(query), searchControl.signal);
+      const body = await getJson('/v1/search?limit=' + SEARCH_LIMIT + '&q=' + encodeURIComponent(query), searchControl.signal);
       const hits = body.hits || [];
+      // One hit per note: fewer than asked for are all the notes that match;
+      // as many may be the best of more.
+      const found = hits.length === SEARCH_LIMIT
+        ? 'The top ' + hits.length + ' notes for “'
+        : hits.length === 1 ? '1 note matches “' : hits.length + ' notes match “';
       summary.replaceChildren(...(hits.length
-        ? [hits.length + (hits.length === 1 ? ' note matches “' : ' notes match “'), userText(query), '”']
+        ? [found, userText(query), '”']
         : ['No note matches “', userText(query), '”.']));
       list.replaceChildren(...hits.map((hit) => el('li', { class: 'result' },
         el('a', { class: 'result-title', href: noteLinkFor(hit.path) }, userText(hit.title || hit.path)),
