@@ -509,6 +509,29 @@ async fn rendered_notes_show_html_as_text_and_link_other_notes() {
     assert!(!html.contains("aliases:"), "{html}");
     assert!(html.contains("<a class=\"back-link\" href=\"/\">"));
 
+    // Opened from a session's card, it leads back to that card.
+    for (query, back) in [
+        ("?session=s%203", "/?session=s%203"),
+        ("?session=%E2%80%AEagent", "/?session=%E2%80%AEagent"),
+        ("?session=%00", "/"),
+        ("?session=", "/"),
+        ("?session=a&session=b", "/"),
+    ] {
+        let html = fetch(
+            &server,
+            &format!("/notes/Harbor/Security%20Notes.md{query}"),
+            &[],
+        )
+        .await
+        .text()
+        .await
+        .expect("body");
+        assert!(
+            html.contains(&format!("<a class=\"back-link\" href=\"{back}\">")),
+            "{query}: {html}"
+        );
+    }
+
     let html = fetch(
         &server,
         "/notes/%ED%95%9C%EA%B5%AD%EC%96%B4/%ED%8C%80%20%EC%86%8C%EA%B0%9C.md",
@@ -1096,10 +1119,11 @@ async fn the_card_in_a_browser() {
         .expect("url")
         .path()
         .starts_with("/notes/"));
+    // Back to the card of the session it was opened from.
     client
-        .find(Locator::Css("a.back-link[href='/']"))
+        .find(Locator::Css("a.back-link[href='/?session=editor']"))
         .await
-        .expect("a way back to the card");
+        .expect("a way back to the session's card");
 
     // A note with HTML in it shows the HTML as text.
     client

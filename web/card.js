@@ -82,12 +82,14 @@
   }
 
   // Only links to noggin's own rendered notes are made from server data.
+  // A note opened from a session's card leads back to that session.
   function noteHref(link) {
-    return typeof link === 'string' && link.startsWith('/notes/') ? link : null;
+    if (typeof link !== 'string' || !link.startsWith('/notes/')) return null;
+    return session ? link + '?session=' + encodeURIComponent(session) : link;
   }
 
   function noteLinkFor(path) {
-    return '/notes/' + path.split('/').map(encodeURIComponent).join('/');
+    return noteHref('/notes/' + path.split('/').map(encodeURIComponent).join('/'));
   }
 
   const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" };

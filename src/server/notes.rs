@@ -6,16 +6,20 @@
 //! without `..` or hidden parts, with a note extension, and (after following
 //! symlinks) inside the brain. Everything else is a plain 404, so a caller
 //! cannot tell a file outside the brain from one that does not exist.
+//!
+//! A page opened from a session's card (`?session=`) leads back to it.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+use serde::Deserialize;
 
 use super::error::ApiError;
 use super::render::{render_body, LinkResolver};
@@ -47,11 +51,32 @@ async fn note_json(
     Ok(Json(state.app.read_note(rel_path).await?))
 }
 
+#[derive(Deserialize)]
+struct PageParams {
+    session: Option<String>,
+}
+
+/// The card a page leads back to: the session's it was opened from, if
+/// that is a session name at all, else the latest of all.
+fn back_to_card(params: Result<Query<PageParams>, QueryRejection>) -> String {
+    match params.ok().and_then(|Query(p)| p.session) {
+        Some(session) if crate::context::validate_session_id(&session).is_ok() => {
+            format!(
+                "/?session={}",
+                utf8_percent_encode(&session, NON_ALPHANUMERIC)
+            )
+        }
+        _ => "/".to_string(),
+    }
+}
+
 async fn note_page(
     State(state): State<AppState>,
     headers: HeaderMap,
     path: Result<Path<String>, PathRejection>,
+    params: Result<Query<PageParams>, QueryRejection>,
 ) -> Response {
+    let back = back_to_card(params);
     if !super::card::authorized_for_pages(&state, &headers) {
         return page_response(
             StatusCode::UNAUTHORIZED,
@@ -60,7 +85,9 @@ async fn note_page(
                 "This noggin needs its token",
                 "Open the card with its token first (http://HOST:PORT/#token=…); \
                  it lets this browser tab open the notes it links to.",
+                &back,
             ),
+            &back,
         );
     }
     let not_found = || {
@@ -71,7 +98,9 @@ async fn note_page(
                 "Note not found",
                 "There is no note at this address in the brain. It may have been \
                  renamed or deleted since the card linked to it.",
+                &back,
             ),
+            &back,
         )
     };
     let Ok(Path(rel_path)) = path else {
@@ -86,7 +115,7 @@ async fn note_page(
     .ok()
     .flatten();
     match rendered {
-        Some((title, html)) => page_response(StatusCode::OK, &title, &html),
+        Some((title, html)) => page_response(StatusCode::OK, &title, &html, &back),
         None => not_found(),
     }
 }
@@ -215,16 +244,18 @@ impl LinkResolver for BrainLinks<'_> {
 }
 
 /// A short message for the 401 and 404 pages.
-fn message_html(heading: &str, text: &str) -> String {
+fn message_html(heading: &str, text: &str, back: &str) -> String {
     format!(
-        "<section class=\"message\">\n<h1>{}</h1>\n<p>{}</p>\n<p><a href=\"/\">Back to the card</a></p>\n</section>\n",
+        "<section class=\"message\">\n<h1>{}</h1>\n<p>{}</p>\n<p><a href=\"{}\">Back to the card</a></p>\n</section>\n",
         escape_html(heading),
-        escape_html(text)
+        escape_html(text),
+        escape_html(back)
     )
 }
 
-/// A full page around `main_html` (already escaped), styled like the card.
-fn page_response(status: StatusCode, title: &str, main_html: &str) -> Response {
+/// A full page around `main_html` (already escaped), styled like the card,
+/// with a link `back` to the card.
+fn page_response(status: StatusCode, title: &str, main_html: &str, back: &str) -> Response {
     let page = format!(
         r##"<!doctype html>
 <html lang="en">
@@ -241,7 +272,7 @@ fn page_response(status: StatusCode, title: &str, main_html: &str) -> Response {
 <header class="topbar">
 <div class="wrap topbar-inner">
 <a class="brand" href="/"><img src="/favicon.svg" alt="" width="28" height="28"><span>noggin</span></a>
-<a class="back-link" href="/">Back to the card</a>
+<a class="back-link" href="{back}">Back to the card</a>
 </div>
 </header>
 <main id="main" class="wrap">
@@ -254,6 +285,7 @@ fn page_response(status: StatusCode, title: &str, main_html: &str) -> Response {
         // title cannot turn " · noggin" around in the tab.
         fsi = '\u{2068}',
         pdi = '\u{2069}',
+        back = escape_html(back),
     );
     (status, Html(page)).into_response()
 }
