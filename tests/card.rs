@@ -100,6 +100,30 @@ async fn raw_get(server: &TestServer, path: &str) -> (u16, String) {
     (status, response)
 }
 
+/// An address nothing serves is a page for a browser, a JSON error for
+/// the API's clients.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mistyped_address_is_a_page_in_a_browser() {
+    let brain = brain();
+    let server = TestServer::start(&brain).await;
+    for path in ["/foo", "/notes/", "/v2/search"] {
+        let page = fetch(&server, path, &[("accept", "text/html,*/*;q=0.8")]).await;
+        assert_eq!(page.status(), StatusCode::NOT_FOUND, "{path}");
+        let kind = page.headers()["content-type"].to_str().unwrap().to_string();
+        let body = page.text().await.unwrap();
+        assert!(kind.starts_with("text/html"), "{path}: {kind}");
+        assert!(
+            body.contains("Nothing here") && body.contains("href=\"/\""),
+            "{path}: {body}"
+        );
+        let api = fetch(&server, path, &[]).await;
+        assert_eq!(api.status(), StatusCode::NOT_FOUND, "{path}");
+        let error: Value = api.json().await.expect("a JSON error");
+        assert_eq!(error["error"]["code"], "not-found", "{path}: {error}");
+    }
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_card_is_empty_until_a_research_arrives() {
     let brain = TestBrain::sample();

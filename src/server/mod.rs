@@ -103,7 +103,7 @@ pub fn app(state: AppState) -> Router {
         .merge(notes::page_router())
         .merge(trajectories::page_router())
         .merge(v1)
-        .fallback(|| async { ApiError::not_found("no such route") })
+        .fallback(notes::no_such_page)
         // After every route is in place: it applies to the routes it finds.
         .method_not_allowed_fallback(|| async {
             ApiError::new(

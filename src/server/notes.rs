@@ -244,6 +244,28 @@ impl LinkResolver for BrainLinks<'_> {
 }
 
 /// A short message for the 401 and 404 pages.
+/// What an address no route serves answers: a page for a browser (a
+/// mistyped address, `/notes/` without a note), the JSON error otherwise.
+pub(super) async fn no_such_page(headers: HeaderMap) -> Response {
+    let browser = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"));
+    if !browser {
+        return ApiError::not_found("no such route").into_response();
+    }
+    page_response(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        &message_html(
+            "Nothing here",
+            "noggin serves its card at / and the notes of the brain under /notes/.",
+            "/",
+        ),
+        "/",
+    )
+}
+
 fn message_html(heading: &str, text: &str, back: &str) -> String {
     format!(
         "<section class=\"message\">\n<h1>{}</h1>\n<p>{}</p>\n<p><a href=\"{}\">Back to the card</a></p>\n</section>\n",
