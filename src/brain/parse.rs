@@ -458,7 +458,7 @@ fn walk_body(body: &str) -> Walked {
     let mut wikilink: Option<(bool, String, String)> = None;
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
-        let mut push = |text: &str| {
+        let push = |blocks: &mut Vec<String>, text: &str| {
             let defined;
             let text = if text.contains("\n:") {
                 defined = DEFINITION_LINE.replace_all(text, ": ");
@@ -473,16 +473,27 @@ fn walk_body(body: &str) -> Walked {
             } else {
                 text
             };
+            let unmarked;
             let text = if text.contains("[!") {
-                collapse_whitespace(&CALLOUT_MARKER.replace_all(text, ""))
+                unmarked = CALLOUT_MARKER.replace_all(text, "");
+                unmarked.as_ref()
             } else {
-                collapse_whitespace(text)
+                text
             };
-            let pushed = !text.is_empty();
-            if pushed {
-                blocks.push(text);
+            let before = blocks.len();
+            if one_fact_a_line(text) {
+                blocks.extend(
+                    text.lines()
+                        .map(collapse_whitespace)
+                        .filter(|l| !l.is_empty()),
+                );
+            } else {
+                let text = collapse_whitespace(text);
+                if !text.is_empty() {
+                    blocks.push(text);
+                }
             }
-            pushed
+            blocks.len() > before
         };
         // A callout's title ("> [!important] Deploy windows") is a line of
         // its own, not the start of the callout's first sentence.
@@ -496,17 +507,17 @@ fn walk_body(body: &str) -> Walked {
                 // marker's trailing whitespace may run past the line's end).
                 let rest = &block[marker.start()..];
                 let (title, body) = rest.split_once('\n').unwrap_or((rest, ""));
-                let titled = push(title);
+                let titled = push(blocks, title);
+                let title_block = blocks.len().saturating_sub(1);
                 // A blank line after a titled callout's title: the one
                 // place a passage has one, so research can tell the title
                 // from the callout's text (`CALLOUT_TITLE_END`).
-                if push(body) && titled {
-                    let title_block = blocks.len() - 2;
+                if push(blocks, body) && titled {
                     blocks[title_block].push('\n');
                 }
             }
             _ => {
-                push(block);
+                push(blocks, block);
             }
         }
         block.clear();
@@ -647,6 +658,47 @@ fn walk_body(body: &str) -> Walked {
     walked.sections.push(RawSection { headings, blocks });
     walked
 }
+
+/// True for a paragraph of facts one a line, unpunctuated, as Obsidian
+/// shows them (its line breaks are kept): "Production host is web-prod-3⏎
+/// Staging host is web-stage-1". Each line after the first starts with a
+/// capital and none ends like a sentence or a clause, which a paragraph
+/// wrapped mid-sentence does not do ("… form, O⏎2 molecules"): its lines
+/// are one text.
+fn one_fact_a_line(text: &str) -> bool {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let open = |line: &str| {
+        !line.ends_with([
+            '.', '!', '?', ',', ';', ':', '-', '(', '[', '"', '。', '！', '？', '，', '、',
+        ])
+    };
+    // A line that ends on a word that needs what follows ("… is on")
+    // breaks a sentence.
+    let whole = |line: &str| {
+        let last = line.rsplit(' ').next().unwrap_or(line).to_lowercase();
+        !LEADING_WORDS.contains(&last.as_str())
+    };
+    let (mut before, mut more) = (first, false);
+    for line in lines {
+        let starts = line.chars().next().is_some_and(char::is_uppercase);
+        if !starts || !open(line) || !open(before) || !whole(before) {
+            return false;
+        }
+        (before, more) = (line, true);
+    }
+    more
+}
+
+/// Words a line broken mid-sentence ends on: they lean on the next line.
+const LEADING_WORDS: &[&str] = &[
+    "a", "an", "the", "of", "to", "in", "on", "at", "for", "with", "by", "from", "into", "onto",
+    "over", "under", "and", "or", "nor", "but", "is", "are", "was", "were", "be", "been", "as",
+    "that", "than", "which", "who", "whose", "where", "when", "if", "its", "their", "our", "your",
+    "his", "her", "my", "this", "these", "those", "via", "per", "about", "after", "before",
+];
 
 /// Collapses runs of whitespace and control characters to single spaces.
 fn collapse_whitespace(text: &str) -> String {
@@ -973,6 +1025,34 @@ mod tests {
                 "[ ] open item"
             ]
         );
+    }
+
+    #[test]
+    fn unpunctuated_facts_keep_their_lines_wrapped_prose_does_not() {
+        let cases = [
+            (
+                "Production host is web-prod-3\nStaging host is web-stage-1\nBackups run nightly at 2am\n",
+                "Production host is web-prod-3\nStaging host is web-stage-1\nBackups run nightly at 2am",
+            ),
+            (
+                "Harbor is a monolith: one Rust workspace, one\nPostgreSQL database.\n",
+                "Harbor is a monolith: one Rust workspace, one PostgreSQL database.",
+            ),
+            (
+                "The deploy window is on\nTuesday after the review\n",
+                "The deploy window is on Tuesday after the review",
+            ),
+            ("We deploy\nwith a script\n", "We deploy with a script"),
+            (
+                "In the triplet form, O\n2 molecules are paramagnetic\n",
+                "In the triplet form, O 2 molecules are paramagnetic",
+            ),
+            ("배포는 화요일\n점검은 목요일\n", "배포는 화요일 점검은 목요일"),
+        ];
+        for (src, expected) in cases {
+            let note = parse_note("n.md", src);
+            assert_eq!(note.sections[0].text, expected, "{src:?}");
+        }
     }
 
     #[test]
