@@ -524,9 +524,10 @@ static CJK_TIME: LazyLock<Regex> = LazyLock::new(|| {
 /// "30분간"): no point in time, so no answer to "when", only to "how long"
 /// ([`Asked::how_long`]).
 const DURATION_END: &[char] = &['钟', '鐘', '間', '间', '간'];
-/// Questions asking how long something takes ("몇 시간", "何時間", "多久").
+/// Questions asking how long something takes ("몇 시간", "何時間", "多久"),
+/// or by when ("언제까지", "いつまでに": "within 48 hours" answers).
 static HOW_LONG_CJK: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"몇\s?시간|몇\s?분간|몇\s?일간|얼마나\s?걸|何時間|何分間|何日間|多久|多长时间|几个小时|几小时|几分钟")
+    Regex::new(r"몇\s?시간|몇\s?분간|몇\s?일간|얼마나\s?걸|언제까지|何時間|何分間|何日間|いつまで|多久|多长时间|几个小时|几小时|几分钟")
         .expect("static regex")
 });
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
@@ -1168,6 +1169,11 @@ mod tests {
             AnswerKind::Time,
             "每周二下午2点发布，大约需要40分钟。",
             "什么时候发布？"
+        ));
+        assert!(offers(
+            AnswerKind::Time,
+            "장애가 끝나면 48시간 안에 포스트모템을 쓴다.",
+            "포스트모템은 언제까지 써야 하나요?"
         ));
         // "How many hours" is answered by a span of hours.
         assert!(offers(
