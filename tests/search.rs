@@ -443,6 +443,39 @@ async fn a_broken_index_is_rebuilt_from_the_notes() {
     }
 }
 
+/// Notes written decomposed (NFD: macOS file names, some editors) are found
+/// by questions written composed, and the other way round.
+#[tokio::test(flavor = "multi_thread")]
+async fn decomposed_korean_is_found_by_composed_words() {
+    use unicode_normalization::UnicodeNormalization;
+    let nfd = |s: &str| s.nfd().collect::<String>();
+    let brain = TestBrain::empty();
+    brain.write(
+        &format!("{}.md", nfd("정리")),
+        &nfd("배포는 매주 화요일 오후 2시에 합니다.\n"),
+    );
+    brain.write("회의록.md", "# 회의록\n\n점검은 목요일에 합니다.\n");
+    let server = TestServer::start(&brain).await;
+    let decomposed = nfd("정리") + ".md";
+    for query in ["배포", "정리", &nfd("배포"), &nfd("정리")] {
+        assert_eq!(
+            server.search_paths(query).await,
+            [decomposed.as_str()],
+            "{query}"
+        );
+    }
+    assert_eq!(server.search_paths(&nfd("점검")).await, ["회의록.md"]);
+    let ask = serde_json::json!({"questions": ["배포는 언제 하나요?"]});
+    let (_, research) = server.post_json("/v1/research", &ask).await;
+    assert!(
+        research["answered"][0]["answer"]
+            .as_str()
+            .is_some_and(|a| a.nfc().collect::<String>() == a && a.contains("화요일")),
+        "{research}"
+    );
+    server.stop().await;
+}
+
 /// The index is derived data: deleted while noggin serves (its folder, or
 /// the whole `.noggin`), it is made again from the notes at the next
 /// change, without a restart, and the lock that keeps a second process out

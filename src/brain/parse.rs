@@ -105,6 +105,24 @@ pub fn split_frontmatter(src: &str) -> (Option<&str>, &str) {
     (None, src)
 }
 
+/// `text` in Unicode's composed form (NFC), as most editors write it:
+/// macOS names files, and some editors save text, decomposed (NFD), where
+/// a Korean syllable is three letters, so "정리" would not find "정리" written
+/// the other way. Borrowed when it is composed already (all ASCII text is).
+pub fn nfc(text: &str) -> Cow<'_, str> {
+    use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+    // Every note is read through here: only text with the first byte of a
+    // combining accent (U+0300–U+037F), a Hangul letter or another mark
+    // of U+1000–U+1FFF, or kana's voicing marks (U+3099) is looked at
+    // closely.
+    let may_compose = text.bytes().any(|b| matches!(b, 0xCC | 0xCD | 0xE1 | 0xE3));
+    if !may_compose || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.nfc().collect())
+    }
+}
+
 /// Obsidian's comment marks: `%%hidden%%` inline, or around whole lines.
 pub const COMMENT: &str = "%%";
 
@@ -203,12 +221,14 @@ pub fn strip_comments(body: &str) -> Cow<'_, str> {
 
 /// Parses a note's source text; `path` is its path relative to the brain.
 pub fn parse_note(path: &str, src: &str) -> Note {
-    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    let src = nfc(src.strip_prefix('\u{feff}').unwrap_or(src));
+    let src = src.as_ref();
     let (frontmatter, body) = split_frontmatter(src);
     let meta = frontmatter.map(read_frontmatter).unwrap_or_default();
     let walked = walk_body(&strip_comments(body));
 
-    let file_stem = file_stem(path);
+    let file_stem = nfc(file_stem(path));
+    let file_stem = file_stem.as_ref();
     let title = meta
         .title
         .clone()

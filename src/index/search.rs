@@ -50,7 +50,8 @@ pub fn is_stopword(term: &str) -> bool {
 /// The word pairs of a query or question ([`word_pairs`]) but those of two
 /// stop words ("how are"), which say nothing about what is asked.
 pub fn query_pairs(text: &str) -> Vec<(String, String)> {
-    let mut pairs = with_analyzer(|a| word_pairs(a, text));
+    let text = crate::brain::parse::nfc(text);
+    let mut pairs = with_analyzer(|a| word_pairs(a, &text));
     pairs.retain(|(a, b)| !(is_stopword(a) && is_stopword(b)));
     pairs
 }
@@ -237,6 +238,8 @@ impl Index {
     /// Analyzed, de-duplicated query terms; stop words are dropped unless
     /// nothing else is left.
     pub fn query_terms(&self, text: &str) -> Vec<String> {
+        let text = crate::brain::parse::nfc(text);
+        let text = text.as_ref();
         let mut seen = HashSet::new();
         let all: Vec<String> = with_analyzer(|a| analyze(a, text))
             .into_iter()

@@ -472,6 +472,9 @@ impl<'a> Weights<'a> {
     /// nothing but stop words ("When?", "Who is it?") has none: search falls
     /// back to its stop words, but nothing in the notes can answer it.
     pub fn question_terms(&mut self, question: &str) -> QuestionTerms {
+        // Notes are read composed (`parse::nfc`): so is the question.
+        let composed = crate::brain::parse::nfc(question);
+        let question = composed.as_ref();
         let informative = informative_text(question);
         let mut terms = self.index.query_terms(&informative);
         terms.retain(|t| !is_stopword(t));
