@@ -101,6 +101,52 @@ async fn one_note_that_states_the_day_answers_which_day() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A "who" question answered from a note about someone, whose sentence
+/// does not name them, names them from the note's title.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_about_someone_names_them_in_the_answer() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "People/Mina Park.md",
+        "# Mina Park\n\nOwns the payments service and its on-call rotation.\n",
+    );
+    brain.write(
+        "人/佐藤健.md",
+        "# 佐藤健\n\n決済サービス（payment-svc）のオーナーです。\n",
+    );
+    brain.write(
+        "Settlement.md",
+        "# Settlement\n\nThe nightly settlement run is reviewed by Jonas Weber.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let failures = check(
+        &server,
+        &[
+            (
+                "Who has the payments service's on-call rotation?",
+                Answer(
+                    "People/Mina Park.md",
+                    "Mina Park: Owns the payments service",
+                ),
+            ),
+            (
+                "決済サービスのオーナーは誰ですか？",
+                Answer("人/佐藤健.md", "佐藤健: "),
+            ),
+            (
+                "Who reviews the nightly settlement run?",
+                Answer(
+                    "Settlement.md",
+                    "The nightly settlement run is reviewed by Jonas Weber.",
+                ),
+            ),
+        ],
+    )
+    .await;
+    server.stop().await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_words_of_the_question_match_the_one_word_a_note_writes() {
     let brain = TestBrain::empty();

@@ -566,6 +566,10 @@ pub enum Term {
     Line(usize, usize),
     /// The passage's own heading (`### --enable-source-maps`).
     Heading,
+    /// The note's title, when a "who" question is answered from a note about
+    /// someone whose sentence does not name them ("Mina Park: Owns the
+    /// payments service.").
+    Title,
 }
 
 /// A scored sentence of a passage.
@@ -782,6 +786,16 @@ pub fn score_candidates(
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
             features[at::BM25_RATIO] = bm25;
+            let mut sentence = sentence;
+            if sentence.term.is_none() && question.asked.kind == AnswerKind::Person {
+                let (s, e) = sentence.answer_span;
+                let answer = &section.text[s..e];
+                if !names_someone(answer, &question.asked)
+                    && title_names_someone(&section.title, answer, &question.asked)
+                {
+                    sentence.term = Some(Term::Title);
+                }
+            }
             candidates.push(Candidate {
                 section: at,
                 sentence_at: i,
@@ -1053,6 +1067,45 @@ fn score_sentences(
     scored
 }
 
+/// True when `answer` names someone the question does not: a capitalized
+/// word past the start of a sentence ("… is owned by Jonas"). Korean,
+/// Japanese and Chinese names carry no capitals: never there.
+fn names_someone(answer: &str, asked: &super::question::Asked) -> bool {
+    answer
+        .split_inclusive(['.', '!', '?', '\n'])
+        .any(|sentence| {
+            sentence
+                .split_whitespace()
+                .skip(1)
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+                .any(|w| {
+                    w.chars().next().is_some_and(char::is_uppercase)
+                        && !asked.lower.contains(&w.to_lowercase())
+                })
+        })
+}
+
+/// True when a note's title reads as someone's name ("Mina Park", "佐藤健")
+/// that neither the question nor the answer says: a note about them.
+fn title_names_someone(title: &str, answer: &str, asked: &super::question::Asked) -> bool {
+    let title = title.trim();
+    let lower = title.to_lowercase();
+    if title.is_empty() || asked.lower.contains(&lower) || answer.to_lowercase().contains(&lower) {
+        return false;
+    }
+    let words: Vec<&str> = title.split_whitespace().collect();
+    let latin_name = (2..=3).contains(&words.len())
+        && words.iter().all(|w| {
+            w.chars().next().is_some_and(char::is_uppercase)
+                && w.chars()
+                    .all(|c| c.is_alphabetic() || matches!(c, '-' | '\'' | '.'))
+        });
+    let cjk_name = words.len() == 1
+        && (2..=4).contains(&title.chars().count())
+        && title.chars().all(crate::index::analyzer::is_cjk);
+    latin_name || cjk_name
+}
+
 /// The answer text: the sentence (or two), with list markers dropped; a
 /// table row is read with its header ("Owner: Mina Park").
 pub fn answer_text(finding: &NoteFinding) -> String {
@@ -1069,6 +1122,7 @@ pub fn answer_text(finding: &NoteFinding) -> String {
     let term = match finding.sentence.term {
         Some(Term::Line(ts, te)) => text[ts..te].trim(),
         Some(Term::Heading) => own_heading(&finding.section.heading).trim(),
+        Some(Term::Title) => finding.section.title.trim(),
         None => return answer.to_string(),
     };
     format!("{}: {answer}", term.trim_end_matches(':'))
