@@ -115,6 +115,10 @@ async fn a_note_about_someone_names_them_in_the_answer() {
         "# 佐藤健\n\n決済サービス（payment-svc）のオーナーです。\n",
     );
     brain.write(
+        "People/Jonas Weber.md",
+        "# Jonas Weber\n\nJonas owns the billing service.\n",
+    );
+    brain.write(
         "Settlement.md",
         "# Settlement\n\nThe nightly settlement run is reviewed by Jonas Weber.\n",
     );
@@ -143,8 +147,19 @@ async fn a_note_about_someone_names_them_in_the_answer() {
         ],
     )
     .await;
+    // A sentence that names them already is read as it is.
+    let (_, named) = server
+        .post_json(
+            "/v1/research",
+            &json!({"questions": ["Who owns the billing service?"]}),
+        )
+        .await;
     server.stop().await;
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(
+        named["answered"][0]["answer"], "Jonas owns the billing service.",
+        "{named}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

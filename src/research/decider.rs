@@ -1090,10 +1090,19 @@ fn names_someone(answer: &str, asked: &super::question::Asked) -> bool {
 fn title_names_someone(title: &str, answer: &str, asked: &super::question::Asked) -> bool {
     let title = title.trim();
     let lower = title.to_lowercase();
-    if title.is_empty() || asked.lower.contains(&lower) || answer.to_lowercase().contains(&lower) {
+    let answer = answer.to_lowercase();
+    let words: Vec<&str> = title.split_whitespace().collect();
+    // "Jonas owns the payments service." names him already.
+    let said = |text: &str| {
+        text.contains(&lower)
+            || words.len() > 1
+                && text
+                    .split(|c: char| !c.is_alphanumeric())
+                    .any(|w| words.iter().any(|t| t.to_lowercase() == w))
+    };
+    if title.is_empty() || said(&asked.lower) || said(&answer) {
         return false;
     }
-    let words: Vec<&str> = title.split_whitespace().collect();
     let latin_name = (2..=3).contains(&words.len())
         && words.iter().all(|w| {
             w.chars().next().is_some_and(char::is_uppercase)
