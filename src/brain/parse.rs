@@ -422,6 +422,22 @@ static CALLOUT_MARKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\[!([A-Za-z][\w-]*)\][+-]?\s*").unwrap()
 });
 
+/// `text` with the matches of `pattern` replaced by `with`, looked for
+/// only when `marker`, which every match holds, is in it: most text has
+/// none, and is borrowed as it is.
+pub fn replace_marked<'a>(
+    text: &'a str,
+    marker: &str,
+    pattern: &Regex,
+    with: &str,
+) -> Cow<'a, str> {
+    if text.contains(marker) {
+        pattern.replace_all(text, with)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 /// An embed's size (`![[diagram.png|400]]`, `|640x480`): not text.
 static EMBED_SIZE: LazyLock<Regex> = LazyLock::new(|| {
     // The pattern is a literal, so compiling it cannot fail.
@@ -479,27 +495,10 @@ fn walk_body(body: &str) -> Walked {
 
     let flush_block = |block: &mut String, blocks: &mut Vec<String>| {
         let push = |blocks: &mut Vec<String>, text: &str| {
-            let defined;
-            let text = if text.contains("\n:") {
-                defined = DEFINITION_LINE.replace_all(text, ": ");
-                defined.as_ref()
-            } else {
-                text
-            };
-            let unmarked;
-            let text = if text.contains('^') {
-                unmarked = BLOCK_ID.replace_all(text, "");
-                unmarked.as_ref()
-            } else {
-                text
-            };
-            let unmarked;
-            let text = if text.contains("[!") {
-                unmarked = CALLOUT_MARKER.replace_all(text, "");
-                unmarked.as_ref()
-            } else {
-                text
-            };
+            let text = replace_marked(text, "\n:", &DEFINITION_LINE, ": ");
+            let text = replace_marked(&text, "^", &BLOCK_ID, "");
+            let text = replace_marked(&text, "[!", &CALLOUT_MARKER, "");
+            let text = text.as_ref();
             let before = blocks.len();
             if one_fact_a_line(text) {
                 blocks.extend(
@@ -641,8 +640,8 @@ fn walk_body(body: &str) -> Walked {
                     None => &mut block,
                 };
                 let highlighted;
-                let text = if prose && text.contains("==") {
-                    highlighted = HIGHLIGHT.replace_all(&text, "$1");
+                let text = if prose {
+                    highlighted = replace_marked(&text, "==", &HIGHLIGHT, "$1");
                     highlighted.as_ref()
                 } else {
                     text.as_ref()

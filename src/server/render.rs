@@ -15,8 +15,8 @@ use pulldown_cmark::{BlockQuoteKind, CodeBlockKind, CowStr, Event, LinkType, Par
 use regex::Regex;
 
 use crate::brain::parse::{
-    heading_id_start, is_embed_size, markdown_options, strip_comments, wikilink_text, BLOCK_ID,
-    HIGHLIGHT,
+    heading_id_start, is_embed_size, markdown_options, replace_marked, strip_comments,
+    wikilink_text, BLOCK_ID, HIGHLIGHT,
 };
 
 /// Where the links of a note lead.
@@ -273,7 +273,7 @@ fn rewrite<'a>(events: Vec<Event<'a>>, path: &str, links: &impl LinkResolver) ->
 /// Text of prose, with Obsidian's `==highlights==` marked and block ids
 /// (`… ^mon1`) left out, as Obsidian shows them.
 fn push_prose<'a>(out: &mut Vec<Event<'a>>, text: CowStr<'a>) {
-    let text = match BLOCK_ID.replace_all(&text, "") {
+    let text = match replace_marked(&text, "^", &BLOCK_ID, "") {
         std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(shorter) => CowStr::from(shorter),
     };
