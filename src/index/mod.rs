@@ -173,7 +173,7 @@ impl Index {
         } else {
             Some(Arc::new(owner::OwnerLock::try_acquire(&data_dir)?))
         };
-        let index_dir = data_dir.join("index");
+        let index_dir = index_dir_of(&data_dir);
         let (schema, fields) = schema::build_schema();
 
         // A server committing beside a reader removes the files of the
@@ -394,7 +394,7 @@ fn make_again(
     data_dir: &Path,
     owner: &owner::OwnerLock,
 ) -> Result<(tantivy::Index, tantivy::IndexWriter<backlog::QueuedDoc>), Error> {
-    let index_dir = data_dir.join("index");
+    let index_dir = index_dir_of(data_dir);
     prepare_data_dir(data_dir)?;
     owner.take_again()?;
     let (schema, _) = schema::build_schema();
@@ -475,6 +475,16 @@ fn foreign_entry(index_dir: &Path) -> std::io::Result<Option<String>> {
     Ok(None)
 }
 
+/// The index's folder inside the data folder.
+fn index_dir_of(data_dir: &Path) -> PathBuf {
+    data_dir.join("index")
+}
+
+/// True when `index_dir` holds a commit (tantivy's `meta.json`).
+fn has_commit(index_dir: &Path) -> bool {
+    index_dir.join("meta.json").exists()
+}
+
 /// Why [`open_existing`] found no index: a first start, unless noggin used
 /// the data folder before.
 const NO_INDEX_YET: &str = "no index yet";
@@ -493,7 +503,7 @@ fn open_existing(
     index_dir: &Path,
     schema: &tantivy::schema::Schema,
 ) -> Result<tantivy::Index, String> {
-    if !index_dir.join("meta.json").exists() {
+    if !has_commit(index_dir) {
         return Err(NO_INDEX_YET.to_string());
     }
     let index = directory::IndexDirectory::open(index_dir)

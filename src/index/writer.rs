@@ -411,7 +411,7 @@ impl WriterOwner {
     /// The index's folder (or the whole data folder) was deleted, or the
     /// brain's folder was replaced with its `.noggin`: no commit is there.
     fn index_gone(&self) -> bool {
-        !self.setup.data_dir.join("index").join("meta.json").exists()
+        !super::has_commit(&super::index_dir_of(&self.setup.data_dir))
     }
 
     /// Makes the index again in its folder and indexes every note into it
