@@ -13,6 +13,11 @@ use crate::helpers::{
     TestBrain, TestServer, CHANGE_DEADLINE,
 };
 
+/// The path of the best hit for `q`, if any.
+async fn first_hit(server: &TestServer, q: &str) -> Option<String> {
+    server.search_paths(q).await.into_iter().next()
+}
+
 /// The text of a snippet with the `<mark>` tags taken out.
 fn unmarked(snippet: &str) -> String {
     snippet.replace("<mark>", "").replace("</mark>", "")
@@ -431,11 +436,7 @@ async fn a_broken_index_is_rebuilt_from_the_notes() {
         );
         assert_eq!(status["notes"], 42, "{what}: {status}");
         assert_eq!(
-            server
-                .search_paths("deploy Tuesday")
-                .await
-                .first()
-                .map(String::as_str),
+            first_hit(&server, "deploy Tuesday").await.as_deref(),
             Some("Harbor/Runbooks/Deploy.md"),
             "{what}"
         );
@@ -504,11 +505,7 @@ async fn an_index_deleted_while_serving_is_made_again() {
         )
         .await;
         assert_eq!(
-            server
-                .search_paths("deploy Tuesday")
-                .await
-                .first()
-                .map(String::as_str),
+            first_hit(&server, "deploy Tuesday").await.as_deref(),
             Some("Harbor/Runbooks/Deploy.md"),
             "after deleting {folder:?}"
         );
@@ -578,11 +575,7 @@ async fn a_restart_reads_no_unchanged_note_again() {
     assert_eq!(reconcile["unchanged"], 42, "{status}");
     assert!(status.get("rebuilt_because").is_none(), "{status}");
     assert_eq!(
-        server
-            .search_paths("deploy Tuesday")
-            .await
-            .first()
-            .map(String::as_str),
+        first_hit(&server, "deploy Tuesday").await.as_deref(),
         Some("Harbor/Runbooks/Deploy.md")
     );
 }
@@ -671,11 +664,7 @@ async fn bad_requests_get_a_clear_4xx() {
 
     // Nothing of that changed what search finds.
     assert_eq!(
-        server
-            .search_paths("deploy Tuesday")
-            .await
-            .first()
-            .map(String::as_str),
+        first_hit(&server, "deploy Tuesday").await.as_deref(),
         Some("Harbor/Runbooks/Deploy.md")
     );
 }
