@@ -447,6 +447,35 @@ async fn a_broken_index_is_rebuilt_from_the_notes() {
 /// Notes written decomposed (NFD: macOS file names, some editors) are found
 /// by questions written composed, and the other way round.
 #[tokio::test(flavor = "multi_thread")]
+async fn one_cjk_character_finds_the_notes_that_have_it() {
+    let brain = TestBrain::empty();
+    brain.write("설정.md", "타임아웃 값은 30초이다. 이 책을 읽었다.\n");
+    brain.write("书.md", "我的书在桌子上。\n");
+    brain.write("ねこ.md", "猫が好きです。\n");
+    brain.write("결론.md", "결론 먼저, 제목은 나중에.\n");
+    let server = TestServer::start(&brain).await;
+    // A Korean noun under its particle, a Chinese word of one character,
+    // a Han character inside a Japanese run: each one character alone.
+    assert_eq!(server.search_paths("값").await, ["설정.md"]);
+    assert_eq!(server.search_paths("책").await, ["설정.md"]);
+    assert_eq!(server.search_paths("猫").await, ["ねこ.md"]);
+    let hits = server.search("桌", &[]).await;
+    assert_eq!(paths(&hits), ["书.md"]);
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("<mark>桌</mark>"),
+        "{hits:?}"
+    );
+    // A word of two or more characters is still read by its bigrams: the
+    // characters of "결제" apart in 결론.md do not make it match.
+    assert!(server.search_paths("결제").await.is_empty());
+    assert_eq!(server.search_paths("결론").await, ["결론.md"]);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn decomposed_korean_is_found_by_composed_words() {
     use unicode_normalization::UnicodeNormalization;
     let nfd = |s: &str| s.nfd().collect::<String>();

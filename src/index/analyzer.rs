@@ -4,8 +4,13 @@
 //! characters, lower-cased, ASCII-folded and stemmed (English). Hangul, Han
 //! and Kana runs carry no reliable word boundaries (Korean particles glue onto
 //! nouns, Chinese and Japanese are written without spaces), so they are indexed
-//! as overlapping character bigrams, a lone character as a unigram: "두뇌를"
-//! and "두뇌에서" then share the bigram "두뇌".
+//! as overlapping character bigrams: "두뇌를" and "두뇌에서" then share the
+//! bigram "두뇌", and a lone character is a unigram. The characters inside
+//! longer runs are indexed one by one in a field of their own
+//! ([`chars_analyzer`]), so that a query of one character — a word in
+//! Chinese (书), a Korean noun under its particle (값 of "값은") — finds the
+//! notes that have it, while the text's BM25 lengths stay those of its
+//! words and bigrams.
 
 use rustc_hash::FxHashMap;
 use tantivy::tokenizer::{
@@ -20,9 +25,37 @@ pub const ANALYZER_NAME: &str = "noggin";
 /// identifiers that nobody searches for.
 const MAX_TOKEN_BYTES: usize = 40;
 
+/// Name of the analyzer of the field of CJK characters.
+pub const CHARS_ANALYZER_NAME: &str = "noggin-chars";
+
 /// Builds the analyzer used for every text field and every query.
 pub fn text_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(MixedScriptTokenizer)
+    analyzer_of(MixedScriptTokenizer::default())
+}
+
+/// Builds the analyzer of the field of CJK characters: each character of a
+/// run of two or more, alone (a lone one is a unigram of the text already).
+pub fn chars_analyzer() -> TextAnalyzer {
+    TextAnalyzer::from(CjkCharsTokenizer)
+}
+
+/// Registers the analyzers the fields of `index` name; needed after every
+/// open.
+pub fn register(index: &tantivy::Index) {
+    index.tokenizers().register(ANALYZER_NAME, text_analyzer());
+    index
+        .tokenizers()
+        .register(CHARS_ANALYZER_NAME, chars_analyzer());
+}
+
+/// Builds an analyzer that gives every term a passage is found under, in
+/// the text and in the field of characters: what a snippet marks.
+fn marking_analyzer() -> TextAnalyzer {
+    analyzer_of(MixedScriptTokenizer { cjk_unigrams: true })
+}
+
+fn analyzer_of(tokenizer: MixedScriptTokenizer) -> TextAnalyzer {
+    TextAnalyzer::builder(tokenizer)
         .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
@@ -133,14 +166,25 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<'_, T> {
 thread_local! {
     /// Building an analyzer allocates its stemmer; each thread keeps one.
     static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(text_analyzer());
+    static MARKING_ANALYZER: std::cell::RefCell<TextAnalyzer> =
+        std::cell::RefCell::new(marking_analyzer());
 }
 
-/// Runs `f` with this thread's analyzer.
+/// Runs `f` with this thread's [`text_analyzer`].
 pub fn with_analyzer<R>(f: impl FnOnce(&mut TextAnalyzer) -> R) -> R {
     ANALYZER.with(|a| match a.try_borrow_mut() {
         Ok(mut analyzer) => f(&mut analyzer),
         // Only when `f` itself asks again: give it a fresh one.
         Err(_) => f(&mut text_analyzer()),
+    })
+}
+
+/// Runs `f` with this thread's [`marking_analyzer`]: the terms a passage is
+/// found under, which a snippet marks.
+pub fn with_marking_analyzer<R>(f: impl FnOnce(&mut TextAnalyzer) -> R) -> R {
+    MARKING_ANALYZER.with(|a| match a.try_borrow_mut() {
+        Ok(mut analyzer) => f(&mut analyzer),
+        Err(_) => f(&mut marking_analyzer()),
     })
 }
 
@@ -268,7 +312,10 @@ fn classify(c: char) -> CharClass {
 
 /// Splits words on non-alphanumeric characters and CJK runs into bigrams.
 #[derive(Clone, Copy, Default)]
-pub struct MixedScriptTokenizer;
+pub struct MixedScriptTokenizer {
+    /// Every CJK character is a token too, not only a run of one.
+    cjk_unigrams: bool,
+}
 
 /// Token stream of [`MixedScriptTokenizer`]: tokens are made one at a
 /// time in one reused token, as tantivy's own tokenizers do, because
@@ -283,6 +330,10 @@ pub struct MixedScriptStream<'a> {
     token: Token,
     /// Tokens made so far; the next one's position.
     made: usize,
+    /// Whether every CJK character is a token too.
+    cjk_unigrams: bool,
+    /// The character (byte range) to give alone after the bigram it ends.
+    unigram: Option<(usize, usize)>,
 }
 
 impl Tokenizer for MixedScriptTokenizer {
@@ -295,6 +346,8 @@ impl Tokenizer for MixedScriptTokenizer {
             cjk: None,
             token: Token::default(),
             made: 0,
+            cjk_unigrams: self.cjk_unigrams,
+            unigram: None,
         }
     }
 }
@@ -314,6 +367,9 @@ impl MixedScriptStream<'_> {
 
 impl TokenStream for MixedScriptStream<'_> {
     fn advance(&mut self) -> bool {
+        if let Some((from, to)) = self.unigram.take() {
+            return self.emit(from, to);
+        }
         let bytes = self.text.as_bytes();
         while let Some(&byte) = bytes.get(self.at) {
             let start = self.at;
@@ -335,14 +391,21 @@ impl TokenStream for MixedScriptStream<'_> {
             };
             match (class, self.cjk) {
                 (CharClass::Cjk, Some((previous, _))) => {
-                    // The bigram of the previous character and this one.
+                    // The bigram of the previous character and this one
+                    // (then this one alone, when the index asks for it).
                     self.cjk = Some((start, true));
                     self.at = end;
+                    if self.cjk_unigrams {
+                        self.unigram = Some((start, end));
+                    }
                     return self.emit(previous, end);
                 }
                 (CharClass::Cjk, None) => {
-                    self.cjk = Some((start, false));
+                    self.cjk = Some((start, self.cjk_unigrams));
                     self.at = end;
+                    if self.cjk_unigrams {
+                        return self.emit(start, end);
+                    }
                 }
                 (_, Some((previous, paired))) => {
                     // A run ends; a run of one character is a unigram.
@@ -398,6 +461,65 @@ impl TokenStream for MixedScriptStream<'_> {
     }
 }
 
+/// Gives each CJK character of a run of two or more as a token of its own.
+#[derive(Clone, Copy, Default)]
+pub struct CjkCharsTokenizer;
+
+/// Token stream of [`CjkCharsTokenizer`].
+pub struct CjkCharsStream<'a> {
+    text: &'a str,
+    /// Byte offset of the next character to look at.
+    at: usize,
+    /// Whether the character before `at` is CJK.
+    after_cjk: bool,
+    token: Token,
+}
+
+impl Tokenizer for CjkCharsTokenizer {
+    type TokenStream<'a> = CjkCharsStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CjkCharsStream<'a> {
+        CjkCharsStream {
+            text,
+            // ASCII text (most notes) has none.
+            at: if text.is_ascii() { text.len() } else { 0 },
+            after_cjk: false,
+            token: Token::default(),
+        }
+    }
+}
+
+impl TokenStream for CjkCharsStream<'_> {
+    fn advance(&mut self) -> bool {
+        let mut chars = self.text[self.at..].chars().peekable();
+        while let Some(c) = chars.next() {
+            let start = self.at;
+            self.at += c.len_utf8();
+            let cjk = is_cjk(c);
+            let in_run = cjk && (self.after_cjk || chars.peek().is_some_and(|&n| is_cjk(n)));
+            self.after_cjk = cjk;
+            if in_run {
+                self.token.offset_from = start;
+                self.token.offset_to = self.at;
+                self.token.position = self.token.position.wrapping_add(1);
+                self.token.position_length = 1;
+                self.token.text.clear();
+                self.token.text.push(c);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,7 +534,7 @@ mod tests {
     #[test]
     fn the_cached_stemmer_stems_as_tantivys_stemmer_does() {
         use tantivy::tokenizer::{Language, Stemmer};
-        let mut plain = TextAnalyzer::builder(MixedScriptTokenizer)
+        let mut plain = TextAnalyzer::builder(MixedScriptTokenizer::default())
             .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
             .filter(LowerCaser)
             .filter(AsciiFoldingFilter)
@@ -473,6 +595,34 @@ mod tests {
     }
 
     #[test]
+    fn the_characters_of_cjk_runs_are_indexed_alone_too() {
+        let chars = |text: &str| -> Vec<String> {
+            analyze(&mut chars_analyzer(), text)
+                .into_iter()
+                .map(|t| t.text)
+                .collect()
+        };
+        assert_eq!(chars("값은 10"), ["값", "은"]);
+        assert_eq!(
+            chars("我的书在桌上。"),
+            ["我", "的", "书", "在", "桌", "上"]
+        );
+        // A lone character is a unigram of the text already.
+        assert_eq!(chars("Rust로 本 서버"), ["서", "버"]);
+        assert!(chars("plain ASCII text").is_empty());
+        let marks = |text: &str| -> Vec<String> {
+            analyze(&mut marking_analyzer(), text)
+                .into_iter()
+                .map(|t| t.text)
+                .collect()
+        };
+        assert_eq!(marks("값은 10"), ["값", "값은", "은", "10"]);
+        // A query reads a run by its bigrams, a lone character alone.
+        assert_eq!(terms("값은"), ["값은"]);
+        assert_eq!(terms("값"), ["값"]);
+    }
+
+    #[test]
     fn single_cjk_characters_and_mixed_scripts() {
         assert_eq!(terms("Rust로 서버"), ["rust", "로", "서버"]);
         assert_eq!(terms("a 本 b"), ["a", "本", "b"]);
@@ -489,7 +639,7 @@ mod tests {
 
     /// The tokenizer as it was written first, eagerly over a character
     /// list: the reference the streaming one is held to.
-    fn reference_tokens(text: &str) -> Vec<Token> {
+    fn reference_tokens(text: &str, cjk_unigrams: bool) -> Vec<Token> {
         let mut tokens = Vec::new();
         let mut push = |from: usize, to: usize| {
             let position = tokens.len();
@@ -515,8 +665,14 @@ mod tests {
                 CharClass::Word => push(chars[start].0, end_of(i - 1)),
                 CharClass::Cjk if i - start == 1 => push(chars[start].0, end_of(start)),
                 CharClass::Cjk => {
+                    if cjk_unigrams {
+                        push(chars[start].0, end_of(start));
+                    }
                     for (k, &(at, _)) in chars.iter().enumerate().take(i - 1).skip(start) {
                         push(at, end_of(k + 1));
+                        if cjk_unigrams {
+                            push(chars[k + 1].0, end_of(k + 1));
+                        }
                     }
                 }
             }
@@ -527,13 +683,15 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn streaming_tokens_match_the_reference(text in "[a-zA-Z0-9 .,'éß—\u{a0}\u{3000}東京都두뇌를에서ノート-]{0,40}") {
-            let mut tokenizer = MixedScriptTokenizer;
-            let mut stream = tokenizer.token_stream(&text);
-            let mut got = Vec::new();
-            while stream.advance() {
-                got.push(stream.token().clone());
+            for cjk_unigrams in [false, true] {
+                let mut tokenizer = MixedScriptTokenizer { cjk_unigrams };
+                let mut stream = tokenizer.token_stream(&text);
+                let mut got = Vec::new();
+                while stream.advance() {
+                    got.push(stream.token().clone());
+                }
+                proptest::prop_assert_eq!(got, reference_tokens(&text, cjk_unigrams));
             }
-            proptest::prop_assert_eq!(got, reference_tokens(&text));
         }
     }
 

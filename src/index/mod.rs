@@ -29,8 +29,6 @@ pub use schema::{Fields, SCHEMA_VERSION};
 pub use search::{Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
 pub use writer::{Progress, ReconcileReport};
 
-use analyzer::{text_analyzer, ANALYZER_NAME};
-
 /// Errors of the index.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -219,7 +217,7 @@ impl Index {
                 (create_fresh(&index_dir, &schema)?, Some(reason))
             }
         };
-        index.tokenizers().register(ANALYZER_NAME, text_analyzer());
+        analyzer::register(&index);
         let tantivy_err = |source| Error::Tantivy {
             path: index_dir.clone(),
             source,
@@ -399,7 +397,7 @@ fn make_again(
     owner.take_again()?;
     let (schema, _) = schema::build_schema();
     let index = create_fresh(&index_dir, &schema)?;
-    index.tokenizers().register(ANALYZER_NAME, text_analyzer());
+    analyzer::register(&index);
     let writer = tantivy_writer(&index).map_err(|source| Error::Tantivy {
         path: index_dir,
         source,

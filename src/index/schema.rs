@@ -4,11 +4,11 @@ use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, STORED,
 };
 
-use super::analyzer::ANALYZER_NAME;
+use super::analyzer::{ANALYZER_NAME, CHARS_ANALYZER_NAME};
 
 /// Bumped whenever the schema, the analysis or what parsing stores changes;
 /// an index of another version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// Name of the fast field that numbers a passage's note.
 pub const NOTE_FIELD: &str = "note";
@@ -26,6 +26,9 @@ pub struct Fields {
     pub heading: Field,
     pub tags: Field,
     pub text: Field,
+    /// The CJK characters of the title, heading and text that stand in runs
+    /// (not stored): what a query of one such character finds.
+    pub chars: Field,
     /// File modification time, seconds since the Unix epoch.
     pub modified: Field,
     /// The note's own date (`YYYY-MM-DD`), empty when it has none.
@@ -56,6 +59,11 @@ pub fn build_schema() -> (Schema, Fields) {
             .set_index_option(IndexRecordOption::Basic)
             .set_fieldnorms(false),
     );
+    let chars = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(CHARS_ANALYZER_NAME)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
     let fields = Fields {
         path: builder.add_text_field("path", exact.clone() | STORED),
         folders: builder.add_text_field("folders", exact.clone()),
@@ -63,6 +71,7 @@ pub fn build_schema() -> (Schema, Fields) {
         heading: builder.add_text_field("heading", analyzed.clone()),
         tags: builder.add_text_field("tags", exact.clone() | STORED),
         text: builder.add_text_field("text", analyzed),
+        chars: builder.add_text_field("chars", chars),
         modified: builder.add_i64_field("modified", STORED),
         created: builder.add_text_field("created", STORED),
         kind: builder.add_text_field("kind", exact | STORED),

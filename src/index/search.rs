@@ -15,7 +15,7 @@ use tantivy::query::{Bm25StatisticsProvider, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Term, Value};
 use tantivy::{DocAddress, DocId, Searcher, TantivyDocument};
 
-use super::analyzer::{analyze, text_analyzer, with_analyzer, word_pairs};
+use super::analyzer::{analyze, text_analyzer, with_analyzer, with_marking_analyzer, word_pairs};
 use super::{rank, Error, Fields, Index};
 use crate::cache::{CappedMap, Generation, PerGeneration};
 
@@ -316,12 +316,14 @@ impl Index {
     }
 
     /// The fields a search scores, with their boosts.
-    pub(super) fn scored_fields(&self) -> [(Field, f32); 3] {
+    /// (Only a query's lone CJK character can match the field of characters.)
+    pub(super) fn scored_fields(&self) -> [(Field, f32); 4] {
         let f = self.fields();
         [
             (f.text, 1.0),
             (f.title, TITLE_BOOST),
             (f.heading, HEADING_BOOST),
+            (f.chars, 1.0),
         ]
     }
 
@@ -592,11 +594,12 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// Byte ranges of `text` whose analyzed token is one of `terms`, merged
-/// where they overlap (CJK bigrams do).
+/// Byte ranges of `text` whose token as found is one of `terms`, merged
+/// where they overlap (CJK bigrams do; a one-character query marks the
+/// character inside a run).
 pub fn match_ranges(text: &str, terms: &HashSet<&str>) -> Vec<(usize, usize)> {
     let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for token in with_analyzer(|a| analyze(a, text)) {
+    for token in with_marking_analyzer(|a| analyze(a, text)) {
         if !terms.contains(token.text.as_str()) {
             continue;
         }
@@ -690,6 +693,12 @@ mod tests {
         );
         let got = snippet("<script>alert(1)</script>", &terms(&["alert"]), 200);
         assert_eq!(got, "&lt;script&gt;<mark>alert</mark>(1)&lt;/script&gt;");
+    }
+
+    #[test]
+    fn snippets_mark_a_lone_cjk_character_inside_a_run() {
+        let got = snippet("타임아웃 값은 30초", &terms(&["값"]), 200);
+        assert_eq!(got, "타임아웃 <mark>값</mark>은 30초");
     }
 
     #[test]

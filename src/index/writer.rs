@@ -819,6 +819,12 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
                 doc.add_text(f.tags, tag);
             }
             doc.add_text(f.text, &section.text);
+            let parts = [&note.title, &section.heading, &section.text];
+            for part in parts.into_iter().chain(&note.aliases) {
+                if !part.is_ascii() {
+                    doc.add_text(f.chars, part);
+                }
+            }
             doc.add_i64(f.modified, modified_secs);
             doc.add_text(f.created, &created);
             doc.add_text(f.kind, note.kind.as_str());
