@@ -204,5 +204,25 @@ async fn mcp_over_http_with_the_official_client() {
         .await
         .expect("response");
     assert_eq!(local.status(), StatusCode::OK);
+    // No MCP session is kept: none is handed out, and a tool call is served
+    // on its own, so a client that leaves without closing leaves nothing.
+    assert!(local.headers().get("mcp-session-id").is_none());
+    let call = serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"q": "deploy"}}
+    });
+    let called = http
+        .post(&url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .bearer_auth(token)
+        .json(&call)
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(called.status(), StatusCode::OK);
+    assert!(called.headers().get("mcp-session-id").is_none());
+    let body = called.text().await.expect("body");
+    assert!(body.contains("Harbor/Runbooks/Deploy.md"), "{body}");
     server.stop().await;
 }

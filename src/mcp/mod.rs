@@ -18,7 +18,7 @@ use rmcp::model::{
     ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler, ServiceExt};
 use serde::Deserialize;
@@ -370,17 +370,21 @@ pub const MAX_HTTP_BODY_BYTES: usize = 2 * crate::trajectory::MAX_TRAJECTORY_BYT
 
 /// The streamable-HTTP MCP endpoint for `/mcp`. `allowed_hosts` are the
 /// `Host` values it answers (rmcp's own DNS-rebinding check, beside the
-/// server's); sessions live in memory.
+/// server's). It keeps no MCP sessions: every tool is one request whose
+/// state lives in noggin (notes, working-context sessions by their id), so
+/// each request is served on its own. A client that never says goodbye
+/// leaves nothing behind, and a restart breaks no client.
 pub fn http_service(
     app: Noggin,
     allowed_hosts: Vec<String>,
-) -> StreamableHttpService<NogginMcp, LocalSessionManager> {
+) -> StreamableHttpService<NogginMcp, NeverSessionManager> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(allowed_hosts)
-        .with_max_request_body_bytes(MAX_HTTP_BODY_BYTES);
+        .with_max_request_body_bytes(MAX_HTTP_BODY_BYTES)
+        .with_legacy_session_mode(false);
     StreamableHttpService::new(
         move || Ok(NogginMcp::new(app.clone())),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(NeverSessionManager::default()),
         config,
     )
 }
