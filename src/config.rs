@@ -211,7 +211,7 @@ pub struct DoorArgs {
     )]
     pub header_timeout_ms: u64,
 
-    /// A request body may pause at most this long between chunks.
+    /// A request body must arrive whole within this, counted from its head.
     #[arg(
         long,
         env = "NOGGIN_BODY_TIMEOUT_MS",

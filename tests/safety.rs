@@ -529,6 +529,29 @@ async fn dawdling_clients_are_cut_off_and_huge_bodies_refused_up_front() {
     assert!(response.starts_with("HTTP/1.1 408"), "{response}");
     assert!(response.contains("body-timeout"), "{response}");
 
+    // A body trickled a byte at a time, each pause shorter than the
+    // timeout: cut off all the same once the time is up.
+    let trickled = TcpStream::connect(&addr).expect("connect");
+    let mut writer = trickled.try_clone().expect("a second handle");
+    let trickler = std::thread::spawn(move || {
+        writer
+            .write_all(
+                b"POST /v1/research HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                  Content-Type: application/json\r\nContent-Length: 100\r\n\r\n",
+            )
+            .expect("send the head");
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(100));
+            if writer.write_all(b" ").is_err() {
+                break;
+            }
+        }
+    });
+    let response =
+        String::from_utf8_lossy(&closed_within(trickled, "a trickled body")).into_owned();
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    trickler.join().expect("the trickling thread");
+
     // Ten gigabytes announced: refused before a byte of it is read.
     let mut huge = TcpStream::connect(&addr).expect("connect");
     huge.write_all(

@@ -275,7 +275,7 @@ fn json_rejection(rejection: JsonRejection) -> ApiError {
 fn timed_out(rejection: &JsonRejection) -> bool {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
     while let Some(error) = cause {
-        if error.is::<tower_http::timeout::TimeoutError>() {
+        if error.is::<super::serve::BodyTimedOut>() {
             return true;
         }
         cause = error.source();

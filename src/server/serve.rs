@@ -6,8 +6,9 @@
 //! or nothing at all used to exhaust noggin's file descriptors. Here every
 //! connection is served by hyper's HTTP/1 builder with a header-read timeout
 //! (hyper starts that clock whenever it waits for a request head, so it also
-//! ends idle keep-alive connections), every request body by tower-http's body
-//! timeout, and at most `max_connections` at once: a connection beyond that
+//! ends idle keep-alive connections), every request body must arrive whole
+//! within a deadline (a body trickled a byte at a time would otherwise hold
+//! its connection for ever), and at most `max_connections` at once: a connection beyond that
 //! gets a 503 and is closed. When `accept` itself fails because the process
 //! is out of file descriptors, one descriptor kept in reserve is given up to
 //! accept the waiting client, answer it 503 and close it, and accepting
@@ -16,16 +17,19 @@
 //! closed, requests in flight finish.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::Router;
+use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 /// Limits on each connection and on their number.
 #[derive(Debug, Clone, Copy)]
@@ -33,8 +37,7 @@ pub struct ConnectionLimits {
     /// A request head must arrive within this, counted from when the server
     /// waits for it (also between requests on a kept-alive connection).
     pub header_timeout: Duration,
-    /// A request body must keep arriving: no gap between its chunks longer
-    /// than this.
+    /// A request body must arrive whole within this, counted from its head.
     pub body_timeout: Duration,
     /// Connections served at once; more are answered 503 and closed.
     pub max_connections: usize,
@@ -47,6 +50,60 @@ impl Default for ConnectionLimits {
             body_timeout: Duration::from_secs(30),
             max_connections: 512,
         }
+    }
+}
+
+/// The error of a request body that did not arrive whole in time.
+#[derive(Debug)]
+pub struct BodyTimedOut;
+
+impl std::fmt::Display for BodyTimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the request body did not arrive in time")
+    }
+}
+
+impl std::error::Error for BodyTimedOut {}
+
+/// A request body that fails with [`BodyTimedOut`] once its deadline
+/// passes before its end.
+struct DeadlineBody {
+    inner: Body,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl DeadlineBody {
+    fn new(inner: Body, timeout: Duration) -> Self {
+        DeadlineBody {
+            inner,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        }
+    }
+}
+
+impl hyper::body::Body for DeadlineBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        match self.deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BodyTimedOut)))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -65,8 +122,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
     closing: Arc<watch::Sender<bool>>,
 ) -> std::io::Result<()> {
+    let body_timeout = limits.body_timeout;
     let service = tower::ServiceBuilder::new()
-        .layer(RequestBodyTimeoutLayer::new(limits.body_timeout))
+        .map_request(
+            move |request: axum::extract::Request<hyper::body::Incoming>| {
+                request.map(|body| Body::new(DeadlineBody::new(Body::new(body), body_timeout)))
+            },
+        )
         .service(app);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
