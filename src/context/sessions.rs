@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS events (
     event TEXT NOT NULL,
     PRIMARY KEY (session, seq)
 );
+-- The most recently updated sessions without reading them all (the card
+-- lists a few of them), and every session's summary without its state.
+CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_ms DESC, id, version, events);
 ";
 
 /// One stored session.
@@ -77,6 +80,15 @@ pub struct SessionSummary {
     pub updated: String,
     pub version: i64,
     pub events: i64,
+}
+
+/// The most recently updated sessions, and how many there are in all.
+#[derive(Debug, Clone, Default)]
+pub struct RecentSessions {
+    /// Most recently updated first.
+    pub ids: Vec<String>,
+    /// Sessions the store holds.
+    pub total: usize,
 }
 
 /// What storing a request's events did.
@@ -217,6 +229,12 @@ impl SessionStore {
     /// process (not of other processes).
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changed.subscribe()
+    }
+
+    /// How many changes this process has committed: what
+    /// [`SessionStore::subscribe`] follows, read now.
+    pub fn changes(&self) -> u64 {
+        *self.changed.borrow()
     }
 
     /// Where the store lives.
@@ -425,6 +443,38 @@ impl SessionStore {
 
     pub async fn list(&self) -> Result<Vec<SessionSummary>, Error> {
         self.blocking(|store| store.list_blocking()).await
+    }
+
+    /// The `limit` most recently updated sessions and the number of all, in
+    /// one read: reads `limit` rows of an index, not every session.
+    pub fn recent_blocking(&self, limit: usize) -> Result<RecentSessions, Error> {
+        let err = self.err();
+        let conn = self.lock();
+        // One snapshot for both: a commit between them would count a
+        // session the list does not show, or the other way round.
+        let tx = conn.unchecked_transaction().map_err(&err)?;
+        let total: i64 = tx
+            .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
+            .map_err(&err)?;
+        let ids = {
+            let mut statement = tx
+                .prepare("SELECT id FROM sessions ORDER BY updated_ms DESC, id LIMIT ?1")
+                .map_err(&err)?;
+            let rows = statement
+                .query_map([limit as i64], |row| row.get::<_, String>(0))
+                .map_err(&err)?;
+            rows.collect::<Result<Vec<_>, _>>().map_err(&err)?
+        };
+        tx.finish().map_err(&err)?;
+        Ok(RecentSessions {
+            ids,
+            total: usize::try_from(total).unwrap_or(0),
+        })
+    }
+
+    pub async fn recent(&self, limit: usize) -> Result<RecentSessions, Error> {
+        self.blocking(move |store| store.recent_blocking(limit))
+            .await
     }
 
     /// Removes a session and its log; false when there was none.
@@ -701,5 +751,26 @@ mod tests {
         assert!(!store.delete_blocking("s1").unwrap());
         assert!(store.get_blocking("s1").unwrap().is_none());
         assert!(store.logged_events_blocking("s1").unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_most_recently_updated_sessions_come_first_with_the_count_of_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(dir.path()).unwrap();
+        let body = json!({"type": "goal", "text": "green CI"});
+        let events = parse_events(&body).unwrap();
+        let raw = [body.to_string()];
+        for id in ["a", "b", "c", "d"] {
+            store.append_blocking(id, &events, &raw).unwrap();
+            // Distinct update times, so the order is theirs.
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        store.append_blocking("b", &events, &raw).unwrap();
+        let recent = store.recent_blocking(2).unwrap();
+        assert_eq!(
+            (recent.ids, recent.total),
+            (vec!["b".to_string(), "d".into()], 4)
+        );
+        assert_eq!(store.recent_blocking(10).unwrap().ids, ["b", "d", "c", "a"]);
     }
 }
