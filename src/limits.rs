@@ -1,5 +1,5 @@
 //! Every limit on what a caller may send to search, research and
-//! write-back, defined once (the working context's own limits are defined
+//! write-back, and on what the card lists, defined once (the working context's own limits are defined
 //! once in `crate::context`, beside the events they bound).
 //!
 //! The HTTP API, the CLI and MCP all reach the use cases through
@@ -28,3 +28,6 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 /// Longest note path a caller may name, in characters.
 pub const MAX_NOTE_PATH_CHARS: usize = 4096;
+/// Most sessions the card lists (the most recently active); any other
+/// can still be asked for by name (`/v1/card?session=`).
+pub const CARD_SESSIONS: usize = 50;

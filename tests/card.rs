@@ -11,6 +11,7 @@ use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::key::Key;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
+use noggin::limits::CARD_SESSIONS;
 use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -1442,6 +1443,89 @@ async fn the_card_carries_the_sessions_working_context() {
     })
     .await;
     assert_eq!(card["working_context"]["progress_total"], 2);
+    drop(events);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_card_lists_the_most_recent_sessions_and_opens_any() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let count = CARD_SESSIONS + 10;
+    let names: Vec<String> = (0..count).map(|i| format!("many-{i:03}")).collect();
+    for name in &names {
+        let (status, body) = server
+            .post_json(
+                &format!("/v1/sessions/{name}/events"),
+                &json!({"type": "goal", "text": format!("goal of {name}")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // An event makes a session the most recently active.
+    let (status, _) = server
+        .post_json(
+            "/v1/sessions/many-000/events",
+            &json!({"type": "progress", "text": "still going"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let all = card(&server, "").await;
+    let listed: Vec<&str> = all["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("sessions: {all}"))
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(listed.len(), CARD_SESSIONS, "{all}");
+    assert_eq!(all["sessions_total"], count);
+    assert_eq!(listed[0], "many-000", "the most recently active first");
+    assert!(listed.contains(&names[count - 1].as_str()), "{all}");
+
+    // A session the card does not list still opens by name, live too.
+    let unlisted = names
+        .iter()
+        .find(|n| !listed.contains(&n.as_str()))
+        .expect("a session left off the list");
+    let shown = card(&server, &format!("?session={unlisted}")).await;
+    assert_eq!(shown["session"], unlisted.as_str());
+    assert_eq!(
+        shown["working_context"]["goals"][0]["text"],
+        format!("goal of {unlisted}"),
+        "{shown}"
+    );
+    assert_eq!(
+        shown["sessions"].as_array().map(Vec::len),
+        Some(CARD_SESSIONS)
+    );
+    let mut events = fetch(&server, &format!("/v1/card/events?session={unlisted}"), &[]).await;
+    let mut buffer = String::new();
+    next_card(&mut events, &mut buffer, |c| {
+        c["working_context"].is_object()
+    })
+    .await;
+    let (status, _) = server
+        .post_json(
+            &format!("/v1/sessions/{unlisted}/events"),
+            &json!({"type": "progress", "text": "picked up again", "done": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let live = next_card(&mut events, &mut buffer, |c| {
+        c["working_context"]["progress_done"] == 1
+    })
+    .await;
+    assert!(
+        live["sessions"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!(unlisted))),
+        "listed now that it is among the most recent: {live}"
+    );
+    assert_eq!(
+        live["sessions"].as_array().map(Vec::len),
+        Some(CARD_SESSIONS)
+    );
     drop(events);
     server.stop().await;
 }

@@ -243,6 +243,12 @@
         el('option', { value, dir: value ? 'auto' : null, text: value || 'Latest of all sessions' })));
     }
     select.value = session;
+    // The card lists the most recent sessions only; any other opens by
+    // name (?session=).
+    const total = card.sessions_total || sessions.length;
+    const count = $('session-count');
+    count.hidden = total <= sessions.length;
+    count.textContent = count.hidden ? '' : sessions.length + ' of ' + total + ' sessions listed';
     $('session-bar').hidden = !(sessions.length > 1 || session);
   }
 

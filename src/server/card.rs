@@ -8,9 +8,16 @@
 //! hands the browser an HttpOnly, SameSite=Strict cookie scoped to `/notes`.
 //! It holds a random pass made when noggin starts, never the token itself:
 //! it opens rendered notes and nothing else.
+//!
+//! A card lists at most [`CARD_SESSIONS`] sessions, however many the store
+//! holds: those read from the store are read once per change it commits and
+//! shared by every card built until the next ([`CardSessions`]), so an event
+//! stream's redraw after a change costs the same with ten sessions as with
+//! forty thousand.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -28,8 +35,9 @@ use super::render::note_link;
 use super::{constant_time_eq, AppState};
 use crate::app::CardRecord;
 use crate::context::cut_chars;
-use crate::context::sessions::Session;
+use crate::context::sessions::{RecentSessions, Session, SessionStore};
 use crate::context::state::{Item, RecentFile};
+use crate::limits::CARD_SESSIONS;
 use crate::research::context::{cut_on_word, REQUEST_CONTEXT_PATH};
 use crate::research::Evidence;
 
@@ -71,8 +79,11 @@ pub struct Card {
     /// The session asked for, or `None` for the latest research of any.
     pub session: Option<String>,
     /// Sessions with a research, most recently researched first, then the
-    /// other stored sessions, most recently updated first.
+    /// other stored sessions, most recently updated first: at most
+    /// [`CARD_SESSIONS`] of them.
     pub sessions: Vec<String>,
+    /// Sessions in all, listed or not (any of them can be asked for).
+    pub sessions_total: usize,
     /// Shown before every self-researched answer where it appears as text.
     pub marker: String,
     /// Most facts a card shows.
@@ -253,21 +264,20 @@ async fn card_events(
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
 }
 
-/// The card with the session's working context, and the sessions known to
-/// the store beside those with a research. A store failure is logged and
-/// leaves the card without them.
+/// The card with the session's working context, and the most recently
+/// updated sessions of the store beside those with a research. A store
+/// failure is logged and leaves the card without them.
 pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card {
     let mut card = build_card(state, session.clone());
-    match state.sessions.list().await {
-        Ok(stored) => {
-            for s in stored {
-                if !card.sessions.contains(&s.id) {
-                    card.sessions.push(s.id);
-                }
-            }
+    let stored = match state.card_sessions.get(&state.sessions).await {
+        Ok(stored) => stored,
+        Err(error) => {
+            tracing::error!(%error, "cannot list the sessions for the card");
+            Arc::default()
         }
-        Err(error) => tracing::error!(%error, "cannot list the sessions for the card"),
-    }
+    };
+    (card.sessions, card.sessions_total) =
+        listed_sessions(std::mem::take(&mut card.sessions), &stored);
     if let Some(id) = session {
         match state.sessions.get(id).await {
             Ok(Some(stored)) if !stored.context.is_empty() => {
@@ -280,6 +290,70 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
     card
 }
 
+/// The sessions a card lists, at most [`CARD_SESSIONS`]: those with a
+/// research first, then the store's most recently updated others; and the
+/// number of sessions in all.
+fn listed_sessions(researched: Vec<String>, stored: &RecentSessions) -> (Vec<String>, usize) {
+    let mut seen: HashSet<&str> = HashSet::with_capacity(researched.len() + stored.ids.len());
+    let mut listed = Vec::with_capacity(CARD_SESSIONS);
+    for id in researched.iter().chain(&stored.ids) {
+        if seen.insert(id) && listed.len() < CARD_SESSIONS {
+            listed.push(id.clone());
+        }
+    }
+    // A session with a research is stored too, unless recording it failed
+    // (or the store cannot be read): never fewer than those seen.
+    let total = stored.total.max(seen.len());
+    (listed, total)
+}
+
+/// The store's most recently updated sessions as the card lists them,
+/// read once per change the store commits and shared by every card built
+/// until the next: each event stream builds its card again after every
+/// change, and would otherwise each read the store again. Counting this
+/// process's changes is enough: only the process that owns the index
+/// writes the store.
+#[derive(Clone, Default)]
+pub struct CardSessions {
+    // A std mutex: held only to look at or swap the cell, never across
+    // `.await`.
+    latest: Arc<Mutex<Listing>>,
+}
+
+/// The listing for one count of the store's changes, read by the first
+/// card that asks for it.
+#[derive(Default)]
+struct Listing {
+    changes: u64,
+    sessions: Arc<tokio::sync::OnceCell<Arc<RecentSessions>>>,
+}
+
+impl CardSessions {
+    /// The sessions as of the store's latest change (or a later one).
+    async fn get(
+        &self,
+        store: &SessionStore,
+    ) -> Result<Arc<RecentSessions>, crate::context::Error> {
+        // Counted before the store is read: a change committed meanwhile
+        // makes the next look read it again.
+        let changes = store.changes();
+        let cell = {
+            let mut latest = self.latest.lock().unwrap_or_else(|e| e.into_inner());
+            if latest.changes < changes {
+                *latest = Listing {
+                    changes,
+                    sessions: Arc::default(),
+                };
+            }
+            latest.sessions.clone()
+        };
+        // The first to ask reads the store; the others wait for its answer.
+        cell.get_or_try_init(|| async { store.recent(CARD_SESSIONS).await.map(Arc::new) })
+            .await
+            .cloned()
+    }
+}
+
 /// The card for `session` (or the latest research of any) as it is now.
 pub fn build_card(state: &AppState, session: Option<String>) -> Card {
     let settings = state.config.card;
@@ -290,6 +364,7 @@ pub fn build_card(state: &AppState, session: Option<String>) -> Card {
         .map(|shown| card_research(&shown, &marker, settings));
     Card {
         session,
+        sessions_total: view.sessions.len(),
         sessions: view.sessions,
         marker,
         max_facts: settings.facts,
@@ -427,6 +502,25 @@ pub fn authorized_for_pages(state: &AppState, headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_card_lists_researched_sessions_first_and_a_bounded_number() {
+        let ids = |range: std::ops::Range<usize>| range.map(|i| format!("s{i}")).collect();
+        let stored = RecentSessions {
+            ids: ids(0..CARD_SESSIONS),
+            total: 10 * CARD_SESSIONS,
+        };
+        let researched: Vec<String> = vec!["s3".into(), "r".into()];
+        let (listed, total) = listed_sessions(researched, &stored);
+        assert_eq!(listed.len(), CARD_SESSIONS);
+        assert_eq!(listed[..4], ["s3", "r", "s0", "s1"]);
+        assert_eq!(listed.iter().filter(|s| *s == "s3").count(), 1);
+        assert_eq!(total, 10 * CARD_SESSIONS);
+
+        // Without the store: the sessions with a research, all counted.
+        let (listed, total) = listed_sessions(ids(0..CARD_SESSIONS + 1), &Default::default());
+        assert_eq!((listed.len(), total), (CARD_SESSIONS, CARD_SESSIONS + 1));
+    }
 
     #[test]
     fn answers_are_cut_on_a_word_with_an_ellipsis() {

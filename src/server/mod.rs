@@ -53,6 +53,8 @@ pub struct AppState {
     pub closing: Arc<watch::Sender<bool>>,
     /// Sessions' working context, durable in the data folder.
     pub sessions: SessionStore,
+    /// The sessions the card lists, read once per change to the store.
+    pub card_sessions: card::CardSessions,
 }
 
 impl AppState {
@@ -70,6 +72,7 @@ impl AppState {
             trajectories: Default::default(),
             closing: Arc::new(watch::Sender::new(false)),
             sessions,
+            card_sessions: Default::default(),
         })
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::AppState;
 use crate::limits::{
-    DEFAULT_SEARCH_LIMIT, MAX_ANSWERS, MAX_ANSWER_CHARS, MAX_PROJECT_CONTEXT_CHARS,
+    CARD_SESSIONS, DEFAULT_SEARCH_LIMIT, MAX_ANSWERS, MAX_ANSWER_CHARS, MAX_PROJECT_CONTEXT_CHARS,
     MAX_PROMPT_CHARS, MAX_QUERY_CHARS, MAX_QUESTIONS, MAX_QUESTION_CHARS, MAX_SEARCH_LIMIT,
     MAX_SESSION_CHARS,
 };
@@ -239,10 +239,12 @@ fn card_path() -> Value {
         "parameters": [session_parameter()],
         "responses": {
             "200": {"description": "the card; `research` is null until a research arrives", "content": {"application/json": {"schema": {
-                "type": "object", "required": ["session", "sessions", "marker", "max_facts", "answer_chars", "research"],
+                "type": "object", "required": ["session", "sessions", "sessions_total", "marker", "max_facts", "answer_chars", "research"],
                 "properties": {
                     "session": {"type": ["string", "null"]},
-                    "sessions": {"type": "array", "items": {"type": "string"}, "description": "most recently researched first"},
+                    "sessions": {"type": "array", "items": {"type": "string"}, "maxItems": CARD_SESSIONS,
+                        "description": "sessions with a research, most recently researched first, then the other stored sessions, most recently updated first; at most this many"},
+                    "sessions_total": {"type": "integer", "description": "sessions in all, listed or not; any of them can be asked for with ?session= (GET /v1/sessions lists them all)"},
                     "marker": {"type": "string"},
                     "max_facts": {"type": "integer"},
                     "answer_chars": {"type": "integer"},
@@ -429,6 +431,9 @@ mod tests {
             answers["qa"]["items"]["properties"]["answer"]["maxLength"],
             MAX_ANSWER_CHARS
         );
+        let card = &paths["/v1/card"]["get"]["responses"]["200"]["content"]["application/json"]
+            ["schema"]["properties"];
+        assert_eq!(card["sessions"]["maxItems"], CARD_SESSIONS);
         let search = &paths["/v1/search"]["get"]["parameters"];
         assert_eq!(search[0]["schema"]["maxLength"], MAX_QUERY_CHARS);
         assert_eq!(search[1]["schema"]["maximum"], MAX_SEARCH_LIMIT);
