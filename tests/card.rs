@@ -1483,6 +1483,28 @@ async fn the_card_lists_the_most_recent_sessions_and_opens_any() {
     assert_eq!(listed[0], "many-000", "the most recently active first");
     assert!(listed.contains(&names[count - 1].as_str()), "{all}");
 
+    // A change that leaves a card as it was does not send it again: the
+    // next card of the stream is that of the change after.
+    let mut events = fetch(&server, "/v1/card/events", &[]).await;
+    let mut buffer = String::new();
+    let first = next_card(&mut events, &mut buffer, |_| true).await;
+    assert_eq!(first["sessions"], all["sessions"]);
+    for (name, event) in [
+        (
+            "many-000",
+            json!({"type": "progress", "text": "still going"}),
+        ),
+        ("a-new", json!({"type": "goal", "text": "one more"})),
+    ] {
+        let (status, _) = server
+            .post_json(&format!("/v1/sessions/{name}/events"), &event)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let next = next_card(&mut events, &mut buffer, |_| true).await;
+    assert_eq!(next["sessions_total"], count + 1, "{next}");
+    drop(events);
+
     // A session the card does not list still opens by name, live too.
     let unlisted = names
         .iter()

@@ -247,15 +247,25 @@ async fn card_events(
     // once. A research, an answer, or a change to any session redraws it.
     let researched = WatchStream::new(state.app.card_log().subscribe());
     let sessions_changed = WatchStream::from_changes(state.sessions.subscribe());
+    // A change to one session wakes every stream; a card it left as it was
+    // is not sent again.
+    let mut sent: Option<String> = None;
     let events = futures_util::stream::select(researched, sessions_changed)
         .then(move |_| {
             let (state, session) = (state.clone(), session.clone());
             async move {
                 let card = build_full_card(&state, session).await;
                 // A struct of strings and numbers always serializes.
-                let json = serde_json::to_string(&card).unwrap_or_default();
-                Ok(Event::default().event("card").data(json))
+                serde_json::to_string(&card).unwrap_or_default()
             }
+        })
+        .filter_map(move |json| {
+            let changed = sent.as_deref() != Some(json.as_str());
+            let event = changed.then(|| {
+                sent = Some(json.clone());
+                Ok(Event::default().event("card").data(json))
+            });
+            std::future::ready(event)
         })
         // An endless response would hold up a graceful shutdown.
         .take_until(async move {
