@@ -51,6 +51,7 @@ pub mod index;
 pub mod knowledge;
 pub mod limits;
 pub mod mcp;
+mod memory;
 pub mod research;
 pub mod semantic;
 pub mod server;

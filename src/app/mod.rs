@@ -266,6 +266,7 @@ impl Noggin {
         index.request_reconcile()?;
         let sessions = SessionStore::open(index.data_dir())?;
         let semantic = Semantic::start(&index, config.model_dir.clone());
+        crate::memory::give_back_freed_memory();
         Ok(Noggin::with_index(
             config,
             index,
