@@ -27,7 +27,7 @@
 //! | to change … | look in |
 //! |---|---|
 //! | what counts as a note, how it is split into sections | `brain/scan.rs`, `brain/parse.rs` |
-//! | tokenizing, stemming, Korean/CJK bigrams | `index/analyzer.rs` |
+//! | tokenizing, stemming, Korean/CJK bigrams and single characters | `index/analyzer.rs` |
 //! | ranking and snippets | `index/search.rs`, `index/rank.rs` (notes, word pairs), `index/impacts.rs` |
 //! | how a question is decided | `research/decider.rs`; what a question asks for (kind, technical shape) and what a sentence offers: `research/question.rs`; a new kind of decider: `research/deciders.rs` |
 //! | the format of written answers | `knowledge/note.rs` |
@@ -35,7 +35,9 @@
 //! | a use case, for every way in at once | `app/mod.rs` |
 //! | an HTTP route | `server/<resource>.rs` and `server/openapi.rs` |
 //! | a CLI command | `cli/<command>.rs` and `config.rs` |
-//! | an MCP tool | `mcp/mod.rs` |
+//! | an MCP tool | `mcp/mod.rs` (`/mcp` keeps no MCP sessions) |
+//! | connection and request-body time limits | `server/serve.rs` |
+//! | memory a live noggin gives back | `memory.rs` |
 //! | session events, the working-context block, the pack, the window | `context/` |
 //! | a pattern of lost context; a transcript format | `trajectory/patterns.rs`; `trajectory/parse.rs` |
 //!
