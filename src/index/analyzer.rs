@@ -172,19 +172,25 @@ thread_local! {
 
 /// Runs `f` with this thread's [`text_analyzer`].
 pub fn with_analyzer<R>(f: impl FnOnce(&mut TextAnalyzer) -> R) -> R {
-    ANALYZER.with(|a| match a.try_borrow_mut() {
-        Ok(mut analyzer) => f(&mut analyzer),
-        // Only when `f` itself asks again: give it a fresh one.
-        Err(_) => f(&mut text_analyzer()),
-    })
+    with_kept(&ANALYZER, text_analyzer, f)
 }
 
 /// Runs `f` with this thread's [`marking_analyzer`]: the terms a passage is
 /// found under, which a snippet marks.
 pub fn with_marking_analyzer<R>(f: impl FnOnce(&mut TextAnalyzer) -> R) -> R {
-    MARKING_ANALYZER.with(|a| match a.try_borrow_mut() {
+    with_kept(&MARKING_ANALYZER, marking_analyzer, f)
+}
+
+/// Runs `f` with the analyzer this thread keeps in `kept`; only when `f`
+/// itself asks again is it given a fresh one, built by `build`.
+fn with_kept<R>(
+    kept: &'static std::thread::LocalKey<std::cell::RefCell<TextAnalyzer>>,
+    build: fn() -> TextAnalyzer,
+    f: impl FnOnce(&mut TextAnalyzer) -> R,
+) -> R {
+    kept.with(|a| match a.try_borrow_mut() {
         Ok(mut analyzer) => f(&mut analyzer),
-        Err(_) => f(&mut marking_analyzer()),
+        Err(_) => f(&mut build()),
     })
 }
 
