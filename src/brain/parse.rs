@@ -115,12 +115,30 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
     // combining accent (U+0300–U+037F), a Hangul letter or another mark
     // of U+1000–U+1FFF, or kana's voicing marks (U+3099) is looked at
     // closely.
-    let may_compose = text.bytes().any(|b| matches!(b, 0xCC | 0xCD | 0xE1 | 0xE3));
-    if !may_compose || is_nfc_quick(text.chars()) == IsNormalized::Yes {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(text.nfc().collect())
+    let may_compose = |line: &str| line.bytes().any(|b| matches!(b, 0xCC | 0xCD | 0xE1 | 0xE3));
+    if !may_compose(text) {
+        return Cow::Borrowed(text);
     }
+    // Nothing composes across a line break (a starter that composes with
+    // nothing), so only the lines that may change are normalized: a long
+    // note with one decomposed word is not rebuilt a character at a time.
+    let mut composed: Option<String> = None;
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let end = start + line.len();
+        if may_compose(line) && is_nfc_quick(line.chars()) != IsNormalized::Yes {
+            let out = composed.get_or_insert_with(|| {
+                let mut out = String::with_capacity(text.len());
+                out.push_str(&text[..start]);
+                out
+            });
+            out.extend(line.nfc());
+        } else if let Some(out) = composed.as_mut() {
+            out.push_str(line);
+        }
+        start = end;
+    }
+    composed.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
 /// Obsidian's comment marks: `%%hidden%%` inline, or around whole lines.
@@ -874,6 +892,24 @@ mod tests {
                 .filter(|w| !w.is_empty())
                 .collect();
             proptest::prop_assert_eq!(collapse_whitespace(&text), words.join(" "));
+        }
+
+        /// Composing line by line is composing the whole text: decomposed
+        /// Hangul, accents (also at the start of a line, after a line break)
+        /// and kana voicing marks, among composed lines.
+        #[test]
+        fn nfc_by_lines_is_nfc_of_the_whole(parts in proptest::collection::vec(
+            "[a-z \n]{0,6}|정리|한국어|café|ガ|\u{301}|\u{3099}|\n\u{301}|\u{1100}\u{1161}", 0..12),
+            decompose in proptest::collection::vec(proptest::bool::ANY, 12)) {
+            use unicode_normalization::UnicodeNormalization;
+            let text: String = parts
+                .iter()
+                .zip(&decompose)
+                .map(|(part, &d)| if d { part.nfd().collect() } else { part.clone() })
+                .collect();
+            let whole: String = text.nfc().collect();
+            let by_lines = nfc(&text);
+            proptest::prop_assert_eq!(by_lines.as_ref(), whole.as_str());
         }
 
         /// The same for text made of what the shortcut for printable ASCII
