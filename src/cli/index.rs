@@ -12,6 +12,9 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
     if let Some(error) = &report.brain_error {
         anyhow::bail!("{error}; the index was left as it was");
     }
+    if let Some(error) = app.index().status().commit_error {
+        anyhow::bail!("the index could not be saved: {error}; it holds what it held before");
+    }
     let secs = started.elapsed().as_secs_f64();
     if args.json {
         let mut value = serde_json::to_value(&report)?;

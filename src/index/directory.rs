@@ -47,6 +47,10 @@ impl IndexDirectory {
 #[cfg(test)]
 pub(super) static REFUSING_NEW_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Test builds only: the index folder of every file refused so far.
+#[cfg(test)]
+pub(super) static REFUSED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
 /// A file being written; closing it hands it to the next sync.
 struct DeferredSyncFile {
     file: Option<File>,
@@ -113,6 +117,7 @@ impl Directory for IndexDirectory {
             .iter()
             .any(|under| self.root.starts_with(under))
         {
+            lock(&REFUSED).push(self.root.clone());
             let full = io::Error::new(io::ErrorKind::StorageFull, "no space left on device");
             return Err(OpenWriteError::wrap_io_error(full, path.to_path_buf()));
         }

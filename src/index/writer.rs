@@ -165,6 +165,8 @@ pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
         manifest,
         backlog: backlog.clone(),
         redo: false,
+        redo_at_once: false,
+        refused: false,
         delete_first: false,
         lost: false,
     };
@@ -269,6 +271,12 @@ struct WriterOwner {
     /// notes it did not take are read again at the next command, or after
     /// [`RETRY_FAILED_COMMIT`].
     redo: bool,
+    /// The index was made again, empty: its notes go in at once rather
+    /// than after [`RETRY_FAILED_COMMIT`].
+    redo_at_once: bool,
+    /// tantivy refused a note of this pass (its writer stopped, as on a
+    /// full disk): the pass hands it no more, and its commit fails.
+    refused: bool,
     /// Since a failed commit, and until a commit succeeds, every note put in
     /// the index first deletes whatever the index holds under its path: a
     /// merge that tantivy finished during the failed commit may have saved
@@ -293,8 +301,9 @@ impl WriterOwner {
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
         loop {
             let first = if self.redo {
-                // An index made again is empty: its notes go in at once.
-                let wait = if self.manifest.notes.is_empty() {
+                // A commit that failed waits, or a full disk would be tried
+                // again and again as fast as it refuses.
+                let wait = if std::mem::take(&mut self.redo_at_once) {
                     Duration::ZERO
                 } else {
                     RETRY_FAILED_COMMIT
@@ -395,6 +404,7 @@ impl WriterOwner {
             Ok(_) => {
                 self.manifest = load_manifest(&self.setup.index);
                 self.redo = true;
+                self.refused = false;
                 self.delete_first = true;
             }
             Err(error) if self.index_gone() => {
@@ -425,6 +435,8 @@ impl WriterOwner {
                 self.setup.writer = writer;
                 self.manifest = Manifest::default();
                 self.redo = true;
+                self.redo_at_once = true;
+                self.refused = false;
                 self.delete_first = false;
             }
             Err(error) => {
@@ -625,7 +637,7 @@ impl WriterOwner {
     /// one batch: tantivy puts a batch in one segment, in order, which is
     /// how note-level ranking finds a note's passages side by side.
     fn replace_note(&mut self, rel_path: &str, docs: Vec<TantivyDocument>) -> u32 {
-        if self.lost {
+        if self.lost || self.refused {
             return 0;
         }
         let added = docs.len() as u32;
@@ -648,7 +660,10 @@ impl WriterOwner {
         match self.setup.writer.run(batch) {
             Ok(_) => added,
             Err(error) => {
-                tracing::error!(path = %rel_path, %error, "cannot index a note");
+                // Said once: every later note of the pass would be refused
+                // the same way, and the commit says why.
+                tracing::error!(path = %rel_path, %error, "cannot index a note; the rest of this pass waits for the next commit");
+                self.refused = true;
                 0
             }
         }
@@ -956,6 +971,43 @@ mod tests {
 
         // An index opened only to read (another process writes) cannot tell.
         assert!(!IndexStatus::default().catching_up());
+    }
+
+    /// A first pass whose commit the disk refuses is tried again at the
+    /// next command or after [`RETRY_FAILED_COMMIT`], not at once again
+    /// and again as fast as the disk refuses it.
+    #[test]
+    fn a_refused_first_commit_is_not_tried_again_at_once() {
+        use crate::index::directory::{REFUSED, REFUSING_NEW_FILES};
+        let temp = tempfile::tempdir().unwrap();
+        let brain = std::fs::canonicalize(temp.path()).unwrap().join("brain");
+        std::fs::create_dir_all(&brain).unwrap();
+        std::fs::write(brain.join("a.md"), "# A\n\nalpha").unwrap();
+        let index = open_index(&brain, 100);
+        let refusals = || {
+            REFUSED
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|p| p.starts_with(&brain))
+                .count()
+        };
+        REFUSING_NEW_FILES.lock().unwrap().push(brain.clone());
+        index.reconcile_blocking(None).unwrap();
+        let after_the_pass = refusals();
+        assert!(after_the_pass > 0 && index.status().commit_error.is_some());
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let later = refusals();
+        REFUSING_NEW_FILES.lock().unwrap().retain(|p| *p != brain);
+        assert_eq!(
+            later, after_the_pass,
+            "the refused commit was tried again at once"
+        );
+
+        // The next command indexes it, once the disk takes files again.
+        index.reconcile_blocking(None).unwrap();
+        assert!(index.status().commit_error.is_none());
+        assert_eq!(index.status().notes, 1);
     }
 
     /// A commit that fails (the disk refuses the new segment's files)
