@@ -641,3 +641,70 @@ async fn search_beside_a_committing_server_reads_the_index() {
     );
     assert!(empty.is_empty(), "{}", empty.join("\n"));
 }
+
+/// A command for one brain, pointed at a data folder where a server keeps
+/// another brain's index, refuses it: it neither answers from the other
+/// brain's notes nor writes an answer that server would never index.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_folder_kept_for_another_brain_is_refused() {
+    let served = TestBrain::sample();
+    let server = crate::helpers::TestServer::start(&served).await;
+    let other = TestBrain::empty();
+    other.write(
+        "walrus.md",
+        "# Walrus\n\nThe keeper feeds the walrus at noon.",
+    );
+    let data = served.data_dir();
+    let brain = path_arg(&other).to_string();
+    let data = data.to_str().expect("UTF-8 temp path").to_string();
+    let outputs = tokio::task::spawn_blocking(move || {
+        let with = |args: &[&str]| {
+            let mut command = noggin();
+            command
+                .args(args)
+                .args(["--brain", &brain, "--data-dir", &data]);
+            run(&mut command)
+        };
+        [
+            with(&["search", "deploy"]),
+            with(&["research", "-q", "When do we deploy?"]),
+            with(&[
+                "remember",
+                "--prompt",
+                "Walrus",
+                "-q",
+                "Who feeds it?",
+                "-a",
+                "The keeper, at noon.",
+            ]),
+        ]
+    })
+    .await
+    .expect("the commands ran");
+    let served_path = std::fs::canonicalize(served.path()).unwrap();
+    for output in &outputs {
+        assert!(!output.status.success(), "{}", stdout(output));
+        let said = stderr(output);
+        assert!(said.contains("for another brain"), "{said}");
+        assert!(said.contains(served_path.to_str().unwrap()), "{said}");
+    }
+    assert!(
+        !other.path().join("Alignment Knowledge").exists(),
+        "no answer was written in the other brain"
+    );
+
+    // Its own brain's `index` names the server that keeps the index.
+    let served_dir = path_arg(&served).to_string();
+    let output =
+        tokio::task::spawn_blocking(move || run(noggin().args(["index", "--brain", &served_dir])))
+            .await
+            .expect("the command ran");
+    let said = stderr(&output);
+    assert!(!output.status.success(), "{said}");
+    let holder = format!("(pid {}) holds the index", std::process::id());
+    assert!(
+        said.contains(&holder) && said.contains("keeps it up to date"),
+        "{said}"
+    );
+    server.stop().await;
+}

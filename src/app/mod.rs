@@ -356,10 +356,19 @@ impl Noggin {
     /// Brings the index up to date with the brain; needs the writer.
     pub fn reindex(&self, progress: Option<Progress>) -> anyhow::Result<ReconcileReport> {
         if self.inner.index.is_read_only() {
-            anyhow::bail!(
-                "a running noggin server holds the index of {:?} and keeps it up to date",
-                self.brain()
-            );
+            let brain = self.brain();
+            match crate::index::holder(self.inner.index.data_dir()) {
+                Some(held) if held.watching => {
+                    anyhow::bail!("{held} holds the index of {brain:?} and keeps it up to date")
+                }
+                Some(held) => anyhow::bail!(
+                    "{held} is writing the index of {brain:?}; run this again when it is done"
+                ),
+                None => anyhow::bail!(
+                    "another noggin process is writing the index of {brain:?}; \
+                     run this again when it is done"
+                ),
+            }
         }
         Ok(self.inner.index.reconcile_blocking(progress)?)
     }

@@ -60,6 +60,25 @@ pub enum Error {
     CommitFailed(String),
     #[error("the index is open read-only")]
     ReadOnly,
+    #[error(
+        "{holder} holds the index in {data_dir:?} for another brain, {other:?}: \
+         give each brain a --data-dir of its own"
+    )]
+    AnotherBrain {
+        data_dir: PathBuf,
+        holder: String,
+        other: PathBuf,
+    },
+    #[error(
+        "{holder} holds the index in {data_dir:?}, which this noggin cannot read ({reason}): \
+         another version of noggin wrote it. Stop that process and run this one, \
+         or give this one another --data-dir"
+    )]
+    AnotherVersion {
+        data_dir: PathBuf,
+        holder: String,
+        reason: String,
+    },
     #[error("the index writer has stopped")]
     WriterGone,
     #[error(transparent)]
@@ -169,7 +188,7 @@ impl Index {
         let owner = if options.read_only {
             None
         } else {
-            Some(Arc::new(owner::OwnerLock::try_acquire(&data_dir)?))
+            Some(Arc::new(owner::OwnerLock::try_acquire(&data_dir, &brain)?))
         };
         let index_dir = index_dir_of(&data_dir);
         let (schema, fields) = schema::build_schema();
@@ -184,6 +203,19 @@ impl Index {
                 Ok((index, reader))
             })
         };
+        let held = options
+            .read_only
+            .then(|| owner::holder(&data_dir))
+            .flatten();
+        if let Some(held) = &held {
+            if let Some(other) = held.brain.as_ref().filter(|other| **other != brain) {
+                return Err(Error::AnotherBrain {
+                    data_dir,
+                    holder: held.to_string(),
+                    other: other.clone(),
+                });
+            }
+        }
         let mut read_only = None;
         let opened = if options.read_only {
             let mut tried = open_for_reading();
@@ -205,6 +237,13 @@ impl Index {
         };
         let (index, rebuilt_because) = match opened {
             Ok(index) => (index, None),
+            Err(reason) if options.read_only && is_of_another_version(&reason) => {
+                return Err(Error::AnotherVersion {
+                    data_dir,
+                    holder: held.map_or("another noggin process".to_string(), |h| h.to_string()),
+                    reason,
+                });
+            }
             Err(reason) if options.read_only => {
                 // Not ours to rebuild: report an empty index instead.
                 tracing::warn!(%reason, "index unusable; searching an empty one");
@@ -495,6 +534,20 @@ fn reader_of(index: &tantivy::Index) -> tantivy::Result<IndexReader> {
         .try_into()
 }
 
+/// Why [`open_existing`] found an index with no commit of notes: one being
+/// made now, or one whose maker stopped before its first commit.
+const FIRST_INDEX_UNFINISHED: &str = "the first index was not finished";
+
+/// Why [`open_existing`] cannot use an index another version of noggin
+/// wrote: its fields differ, or what it parsed and stored.
+const SCHEMA_DIFFERS: &str = "schema differs";
+const SCHEMA_VERSION_WORD: &str = "schema version";
+
+/// True when [`open_existing`] refused the index as another version's.
+fn is_of_another_version(reason: &str) -> bool {
+    reason == SCHEMA_DIFFERS || reason.starts_with(SCHEMA_VERSION_WORD)
+}
+
 /// Opens an index that exists, is intact and has our schema version; the
 /// error says why it cannot be used.
 fn open_existing(
@@ -509,12 +562,16 @@ fn open_existing(
         .and_then(tantivy::Index::open)
         .map_err(|e| format!("cannot open: {e}"))?;
     if index.schema() != *schema {
-        return Err("schema differs".to_string());
+        return Err(SCHEMA_DIFFERS.to_string());
     }
     let manifest = writer::read_manifest(&index)?;
+    if manifest.schema == 0 {
+        // Created, and nothing committed into it yet.
+        return Err(FIRST_INDEX_UNFINISHED.to_string());
+    }
     if manifest.schema != SCHEMA_VERSION {
         return Err(format!(
-            "schema version {} instead of {SCHEMA_VERSION}",
+            "{SCHEMA_VERSION_WORD} {} instead of {SCHEMA_VERSION}",
             manifest.schema
         ));
     }
@@ -578,4 +635,42 @@ pub(crate) fn indexed_brain(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index
     .unwrap();
     index.reconcile_blocking(None).unwrap();
     (temp, index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command beside a process that holds an index another version of
+    /// noggin wrote says so, rather than searching an empty index as if the
+    /// brain had no notes.
+    #[test]
+    fn an_index_of_another_version_that_another_holds_is_refused() {
+        let (temp, holder) = indexed_brain(&[("a.md", "# A\n\nalpha")]);
+        let brain = std::fs::canonicalize(temp.path().join("brain")).unwrap();
+        // As another version leaves it: a manifest of its schema version.
+        let meta = index_dir_of(&brain.join(".noggin")).join("meta.json");
+        let text = std::fs::read_to_string(&meta).unwrap();
+        let other = text.replace(
+            &format!("\\\"schema\\\":{SCHEMA_VERSION}"),
+            "\\\"schema\\\":1",
+        );
+        assert_ne!(other, text);
+        std::fs::write(&meta, other).unwrap();
+        let opened = Index::open(IndexOptions {
+            brain,
+            data_dir: None,
+            max_note_bytes: 1 << 20,
+            read_only: true,
+        });
+        match opened {
+            Err(error @ Error::AnotherVersion { .. }) => {
+                let said = error.to_string();
+                assert!(said.contains("another version of noggin"), "{said}");
+            }
+            Err(error) => panic!("{error}"),
+            Ok(_) => panic!("an index of another version was opened"),
+        }
+        drop(holder);
+    }
 }

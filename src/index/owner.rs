@@ -8,8 +8,9 @@
 //! (no first commit yet) used to remove the live one under a starting server.
 //! The lock file is never renamed or deleted, and the operating system drops
 //! the lock when its holder dies (even by `kill -9`). The holder writes its
-//! process id, whether it follows the brain, and its command into the file so
-//! that others can say who has it.
+//! process id, whether it follows the brain and its command into the file,
+//! and on a second line the brain it serves, so that others can say who has
+//! it and for which brain.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -25,6 +26,8 @@ const LOCK_FILE: &str = "owner.lock";
 /// Held while it lives.
 pub(super) struct OwnerLock {
     data_dir: PathBuf,
+    /// The brain whose index this is.
+    brain: PathBuf,
     /// Another file once the data folder was deleted or replaced
     /// ([`OwnerLock::take_again`]).
     file: Mutex<File>,
@@ -47,9 +50,10 @@ pub(super) fn lock_path(data_dir: &Path) -> PathBuf {
 impl OwnerLock {
     /// Takes the lock without waiting; [`Error::Locked`] if another process
     /// (or another open index in this one) has it.
-    pub(super) fn try_acquire(data_dir: &Path) -> Result<OwnerLock, Error> {
+    pub(super) fn try_acquire(data_dir: &Path, brain: &Path) -> Result<OwnerLock, Error> {
         let lock = OwnerLock {
             data_dir: data_dir.to_path_buf(),
+            brain: brain.to_path_buf(),
             file: Mutex::new(lock_file(data_dir)?),
             watching: AtomicBool::new(false),
         };
@@ -68,7 +72,10 @@ impl OwnerLock {
         let _ = file
             .set_len(0)
             .and_then(|()| std::io::Seek::rewind(&mut file))
-            .and_then(|_| writeln!(file, "{} {mode} {command}", std::process::id()));
+            .and_then(|_| {
+                writeln!(file, "{} {mode} {command}", std::process::id())?;
+                writeln!(file, "{}", self.brain.display())
+            });
     }
 
     /// The data folder was deleted or another took its path: the lock is
@@ -119,6 +126,8 @@ pub struct Holder {
     pub watching: bool,
     /// Its subcommand, e.g. `serve`.
     pub command: String,
+    /// The brain it holds the index for (unknown from an older noggin).
+    pub brain: Option<PathBuf>,
 }
 
 /// As the user would run it: `` `noggin serve` (pid 42) ``.
@@ -138,14 +147,17 @@ pub fn holder(data_dir: &Path) -> Option<Holder> {
         return None;
     }
     let text = std::fs::read_to_string(&path).ok()?;
-    let mut words = text.trim().splitn(3, ' ');
+    let mut lines = text.lines();
+    let mut words = lines.next()?.trim().splitn(3, ' ');
     let pid = words.next()?.parse().ok()?;
     let watching = words.next()? == "watching";
     let command = words.next().unwrap_or_default().to_string();
+    let brain = lines.next().filter(|l| !l.is_empty()).map(PathBuf::from);
     Some(Holder {
         pid,
         watching,
         command,
+        brain,
     })
 }
 
@@ -156,18 +168,20 @@ mod tests {
     #[test]
     fn one_owner_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
+        let brain = Path::new("/notes/my brain");
         assert_eq!(holder(dir.path()), None);
-        let first = OwnerLock::try_acquire(dir.path()).unwrap();
+        let first = OwnerLock::try_acquire(dir.path(), brain).unwrap();
         assert!(matches!(
-            OwnerLock::try_acquire(dir.path()),
+            OwnerLock::try_acquire(dir.path(), brain),
             Err(Error::Locked(_))
         ));
         let held = holder(dir.path()).expect("a holder");
         assert_eq!((held.pid, held.watching), (std::process::id(), false));
+        assert_eq!(held.brain.as_deref(), Some(brain));
         first.declare(true);
         assert!(holder(dir.path()).expect("a holder").watching);
         drop(first);
         assert_eq!(holder(dir.path()), None);
-        assert!(OwnerLock::try_acquire(dir.path()).is_ok());
+        assert!(OwnerLock::try_acquire(dir.path(), brain).is_ok());
     }
 }
