@@ -401,7 +401,7 @@ impl Drop for TestServer {
 
 /// Opens the server state; a server stopped a moment ago may still be
 /// releasing the index lock of the same brain, so that is retried.
-async fn open_state(config: ServerConfig) -> AppState {
+pub async fn open_state(config: ServerConfig) -> AppState {
     let deadline = Instant::now() + START_DEADLINE;
     loop {
         match AppState::open(config.clone()) {

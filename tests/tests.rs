@@ -16,5 +16,6 @@ mod research;
 mod safety;
 mod search;
 mod semantic;
+mod session_store;
 mod sessions;
 mod trajectories;

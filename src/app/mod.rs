@@ -322,6 +322,17 @@ impl Noggin {
         }
     }
 
+    /// Finishes before the process exits, once no request is left: the
+    /// session store's WAL goes into `sessions.sqlite`, so the file alone
+    /// holds every session. A failure is logged; the process stops anyway.
+    pub async fn close(&self) {
+        if let Some(store) = &self.inner.sessions {
+            if let Err(error) = store.checkpoint().await {
+                tracing::error!(%error, "cannot checkpoint the session store at shutdown");
+            }
+        }
+    }
+
     /// The semantic model and vectors (e.g. for a decider's semantic score).
     pub fn semantic(&self) -> &Semantic {
         &self.inner.semantic

@@ -12,6 +12,8 @@ pub fn mcp(args: McpArgs) -> anyhow::Result<()> {
         // the background reconcile this second one finds nothing to do.)
         app.index().reconcile(None).await?;
         tracing::info!(brain = %app.brain().display(), "serving MCP on stdio");
-        crate::mcp::serve_stdio(app).await
+        let served = crate::mcp::serve_stdio(app.clone()).await;
+        app.close().await;
+        served
     })
 }

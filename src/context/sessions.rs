@@ -122,6 +122,11 @@ enum Job {
         id: String,
         reply: oneshot::Sender<Result<bool, Error>>,
     },
+    /// Moves what the WAL holds into the main file and empties the WAL
+    /// (`wal_checkpoint(TRUNCATE)`), after the jobs committed with it.
+    Checkpoint {
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
 }
 
 /// Most jobs the writer commits together.
@@ -497,6 +502,27 @@ impl SessionStore {
             .map_err(|_| Error::Task("the writer thread has stopped".into()))?
     }
 
+    /// Moves every committed change from the WAL into `sessions.sqlite` and
+    /// empties the WAL, so that the file alone holds every session (what a
+    /// user who copies it backs up). For shutdown, once the requests are
+    /// done; the store stays usable. Not for async code (it blocks).
+    pub fn checkpoint_blocking(&self) -> Result<(), Error> {
+        let (reply, outcome) = oneshot::channel();
+        self.submit(Job::Checkpoint { reply })?;
+        outcome
+            .blocking_recv()
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))?
+    }
+
+    /// [`SessionStore::checkpoint_blocking`] for async code.
+    pub async fn checkpoint(&self) -> Result<(), Error> {
+        let (reply, outcome) = oneshot::channel();
+        self.submit(Job::Checkpoint { reply })?;
+        outcome
+            .await
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))?
+    }
+
     /// The logged events of a session, oldest first (JSON as received).
     pub fn logged_events_blocking(&self, id: &str) -> Result<Vec<String>, Error> {
         let err = self.err();
@@ -568,6 +594,7 @@ impl Writer {
 
     fn commit(&mut self, batch: Vec<Job>) {
         let mut done = Vec::with_capacity(batch.len());
+        let mut checkpoints = Vec::new();
         let outcome = (|| -> Result<(), Error> {
             let err = self.store_err();
             let tx =
@@ -597,13 +624,16 @@ impl Writer {
                         });
                         done.push(Done::Delete(reply, result));
                     }
+                    Job::Checkpoint { reply } => checkpoints.push(reply),
                 }
             }
             tx.commit().map_err(&err)
         })();
         match outcome {
             Ok(()) => {
-                self.changed.send_modify(|n| *n += 1);
+                if !done.is_empty() {
+                    self.changed.send_modify(|n| *n += 1);
+                }
                 for d in done {
                     // A caller that went away no longer waits for its answer.
                     match d {
@@ -627,6 +657,25 @@ impl Writer {
                 }
             }
         }
+        for reply in checkpoints {
+            drop(reply.send(self.checkpoint()));
+        }
+    }
+
+    /// Moves the WAL into the main file and truncates it. Readers of this
+    /// process hold no transaction between their calls; one of another
+    /// process is waited for up to the busy timeout.
+    fn checkpoint(&self) -> Result<(), Error> {
+        let busy: i64 = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))
+            .map_err(self.store_err())?;
+        if busy != 0 {
+            return Err(Error::Task(
+                "the checkpoint could not finish: a reader kept the WAL busy".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -751,6 +800,46 @@ mod tests {
         assert!(!store.delete_blocking("s1").unwrap());
         assert!(store.get_blocking("s1").unwrap().is_none());
         assert!(store.logged_events_blocking("s1").unwrap().is_empty());
+    }
+
+    /// What a user who backs up the file the README names gets.
+    fn sessions_in_the_file_alone(store_file: &Path) -> Vec<String> {
+        let copy = tempfile::tempdir().unwrap();
+        let file = copy.path().join(STORE_FILE);
+        std::fs::copy(store_file, &file).unwrap();
+        let conn = Connection::open(&file).unwrap();
+        let mut statement = conn.prepare("SELECT id FROM sessions ORDER BY id").unwrap();
+        let ids = statement
+            .query_map([], |row| row.get::<_, String>(0))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        ids
+    }
+
+    #[test]
+    fn after_a_checkpoint_the_file_alone_holds_every_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(dir.path()).unwrap();
+        let body = json!({"type": "goal", "text": "green CI"});
+        let events = parse_events(&body).unwrap();
+        for id in ["a", "b"] {
+            store
+                .append_blocking(id, &events, &[body.to_string()])
+                .unwrap();
+        }
+        store.checkpoint_blocking().unwrap();
+        let wal = dir.path().join(format!("{STORE_FILE}-wal"));
+        assert_eq!(std::fs::metadata(wal).map_or(0, |m| m.len()), 0);
+        assert_eq!(
+            sessions_in_the_file_alone(&dir.path().join(STORE_FILE)),
+            ["a", "b"]
+        );
+        // The store stays usable.
+        store
+            .append_blocking("c", &events, &[body.to_string()])
+            .unwrap();
+        assert_eq!(store.list_blocking().unwrap().len(), 3);
     }
 
     #[test]

@@ -175,7 +175,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves `state` on `listener` until `shutdown` resolves.
+/// Serves `state` on `listener` until `shutdown` resolves, then closes the
+/// core (the session store's WAL goes into its file).
 pub async fn run(
     listener: TcpListener,
     state: AppState,
@@ -183,7 +184,11 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let closing = state.closing.clone();
     let limits = state.config.connections;
-    serve::serve(listener, app(state), limits, shutdown, closing).await
+    let core = state.app.clone();
+    serve::serve(listener, app(state), limits, shutdown, closing).await?;
+    // Every connection has ended: nothing writes to the store any more.
+    core.close().await;
+    Ok(())
 }
 
 /// Listens for Ctrl-C and SIGTERM from the moment it is called and resolves
