@@ -331,6 +331,7 @@
   function unhealthy(status) {
     if (status.brain_error) return 'Cannot read your brain: ' + status.brain_error;
     if (status.commit_error) return 'Cannot update the index: ' + status.commit_error;
+    if (status.session_store_error) return 'Cannot keep sessions: ' + status.session_store_error;
     return 'noggin is not healthy';
   }
 

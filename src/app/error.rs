@@ -79,6 +79,12 @@ impl From<crate::context::Error> for Error {
                 message: invalid.to_string(),
             },
             E::InvalidEvent(invalid) => Error::invalid(invalid.code(), invalid.to_string()),
+            // The user's file, not noggin's failure: said as such, with
+            // what to do.
+            E::Damaged { .. } => Error::Unavailable {
+                code: "session-store-damaged",
+                message: error.to_string(),
+            },
             other => Error::Internal(other.into()),
         }
     }
@@ -150,6 +156,22 @@ mod tests {
             (io(ErrorKind::Other), "internal"),
         ] {
             let error = Error::from(error);
+            assert_eq!(error.code(), code, "{error}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_session_store_is_said_as_such() {
+        use crate::context::Error as C;
+        use rusqlite::ffi;
+        let path = PathBuf::from("/brain/.noggin/sessions.sqlite");
+        let sqlite = |code| rusqlite::Error::SqliteFailure(ffi::Error::new(code), None);
+        for (source, code) in [
+            (sqlite(ffi::SQLITE_NOTADB), "session-store-damaged"),
+            (sqlite(ffi::SQLITE_CORRUPT), "session-store-damaged"),
+            (sqlite(ffi::SQLITE_IOERR), "internal"),
+        ] {
+            let error = Error::from(C::store(&path, source));
             assert_eq!(error.code(), code, "{error}");
         }
     }

@@ -211,12 +211,17 @@ pub struct Status {
     pub version: String,
     /// False when the index could not be updated (see `commit_error`) or
     /// the brain could not be read (see `brain_error`): searches then miss
-    /// what changed since.
+    /// what changed since; or when the session store cannot be used (see
+    /// `session_store_error`).
     pub healthy: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub brain_error: Option<String>,
+    /// Why the session store cannot be used (its file damaged): session
+    /// requests answer 503 with the same message meanwhile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_store_error: Option<String>,
     pub brain: String,
     pub data_dir: String,
     pub notes: usize,
@@ -327,8 +332,13 @@ impl Noggin {
     /// holds every session. A failure is logged; the process stops anyway.
     pub async fn close(&self) {
         if let Some(store) = &self.inner.sessions {
-            if let Err(error) = store.checkpoint().await {
-                tracing::error!(%error, "cannot checkpoint the session store at shutdown");
+            match store.checkpoint().await {
+                Ok(()) => {}
+                // Logged when it appeared.
+                Err(error) if error.is_store_problem() => {}
+                Err(error) => {
+                    tracing::error!(%error, "cannot checkpoint the session store at shutdown")
+                }
             }
         }
     }
@@ -602,11 +612,15 @@ impl Noggin {
                 poll_interval_ms: None,
             },
         };
+        let session_store_error = self.inner.sessions.as_ref().and_then(|s| s.problem());
         Status {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            healthy: held.commit_error.is_none() && held.brain_error.is_none(),
+            healthy: held.commit_error.is_none()
+                && held.brain_error.is_none()
+                && session_store_error.is_none(),
             commit_error: held.commit_error,
             brain_error: held.brain_error,
+            session_store_error,
             brain: index.brain().display().to_string(),
             data_dir: index.data_dir().display().to_string(),
             notes: held.notes,

@@ -122,6 +122,16 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// SQLite found the store's file is no database or a damaged one: the
+    /// user's to move aside; noggin writes nothing more into it.
+    #[error(
+        "{path:?} is not a noggin session store (or is damaged: {reason}); move it aside to \
+         start with no sessions; noggin did not change it"
+    )]
+    Damaged {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("the session store {path:?} holds a state that cannot be read: {source}")]
     CorruptState {
         path: std::path::PathBuf,
@@ -136,6 +146,30 @@ pub enum Error {
     },
     #[error("the session store task failed: {0}")]
     Task(String),
+}
+
+impl Error {
+    /// A failure of SQLite on the store at `path`: [`Error::Damaged`] when
+    /// SQLite says the file is damaged or no database at all.
+    pub fn store(path: &std::path::Path, source: rusqlite::Error) -> Error {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match source.sqlite_error_code() {
+            Some(DatabaseCorrupt | NotADatabase) => Error::Damaged {
+                path: path.to_path_buf(),
+                reason: source.to_string(),
+            },
+            _ => Error::Store {
+                path: path.to_path_buf(),
+                source,
+            },
+        }
+    }
+
+    /// True when the store cannot be used as it is (not when a request
+    /// was wrong): its problem is logged once and shown by the status.
+    pub fn is_store_problem(&self) -> bool {
+        matches!(self, Error::Damaged { .. })
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,10 @@
 //! synchronous SQLite calls on the blocking pool, never across an `.await`;
 //! WAL lets them run beside the writer. Readers in other processes (the
 //! `noggin context` command) open their own read-only connection.
+//!
+//! A file SQLite finds damaged (or no database at all) is the user's: from
+//! then on the store writes nothing into it and every request says so
+//! ([`Error::Damaged`]), as does the status ([`SessionStore::problem`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -139,11 +143,121 @@ pub struct SessionStore {
     // Reads: a std mutex held only for synchronous SQLite calls on the
     // blocking pool, never across an `.await`. WAL lets it read while the
     // writer writes.
-    reader: Arc<Mutex<Connection>>,
+    reader: Arc<Mutex<Reader>>,
     /// The writer thread's queue; `None` for a read-only store.
     writer: Option<mpsc::Sender<Job>>,
     /// Counts committed changes, so the card can follow them.
     changed: Arc<tokio::sync::watch::Sender<u64>>,
+    /// What is wrong with the store, if anything; shared with the writer.
+    health: Arc<Health>,
+}
+
+/// The reading connection and the file it has open.
+struct Reader {
+    conn: Connection,
+    file: Option<FileId>,
+}
+
+/// A file's identity: its device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The identity of the file at `path`; `None` when there is none.
+    fn of(path: &Path) -> Option<FileId> {
+        let meta = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(FileId {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            })
+        }
+        // Without inodes one file at the path looks like any other.
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            Some(FileId { dev: 0, ino: 0 })
+        }
+    }
+}
+
+/// Why the store cannot be used as it is.
+#[derive(Debug, Clone, PartialEq)]
+enum Problem {
+    /// SQLite found the file damaged or no database; the damage stays with
+    /// that file.
+    Damaged {
+        file: Option<FileId>,
+        reason: String,
+    },
+}
+
+impl Problem {
+    /// The error a request gets while the problem lasts.
+    fn error(&self, path: &Path) -> Error {
+        match self {
+            Problem::Damaged { reason, .. } => Error::Damaged {
+                path: path.to_path_buf(),
+                reason: reason.clone(),
+            },
+        }
+    }
+}
+
+/// The store's problem, if any, shared by its handles and its writer. It
+/// is logged when it appears, once, rather than at every request it fails.
+#[derive(Default)]
+struct Health {
+    // A std mutex: held only to look at or swap the value.
+    problem: Mutex<Option<Problem>>,
+}
+
+impl Health {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Problem>> {
+        // Swapping a value leaves nothing half-done for a panic to poison.
+        self.problem.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self) -> Option<Problem> {
+        self.lock().clone()
+    }
+
+    fn set(&self, path: &Path, problem: Problem) {
+        let mut current = self.lock();
+        if current.as_ref() != Some(&problem) {
+            let error = problem.error(path);
+            tracing::error!(%error, "the session store cannot be used; session requests answer 503");
+            *current = Some(problem);
+        }
+    }
+
+    /// Records the damage an outcome shows, in the file `file`.
+    fn note<T>(&self, path: &Path, file: Option<FileId>, outcome: &Result<T, Error>) {
+        if let Err(Error::Damaged { reason, .. }) = outcome {
+            self.set(
+                path,
+                Problem::Damaged {
+                    file,
+                    reason: reason.clone(),
+                },
+            );
+        }
+    }
+
+    /// The error for writing into `file`, if it is known to be damaged.
+    fn refusal(&self, path: &Path, file: Option<FileId>) -> Option<Error> {
+        match &*self.lock() {
+            Some(problem @ Problem::Damaged { file: damaged, .. }) if *damaged == file => {
+                Some(problem.error(path))
+            }
+            _ => None,
+        }
+    }
 }
 
 fn now_ms() -> i64 {
@@ -157,10 +271,7 @@ fn rfc3339(ms: i64) -> String {
 }
 
 fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, Error> {
-    let store_err = |source| Error::Store {
-        path: path.to_path_buf(),
-        source,
-    };
+    let store_err = |source| Error::store(path, source);
     let conn = Connection::open_with_flags(path, flags).map_err(store_err)?;
     conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
         .map_err(store_err)?;
@@ -176,10 +287,7 @@ impl SessionStore {
             source,
         })?;
         let path = data_dir.join(STORE_FILE);
-        let store_err = |source| Error::Store {
-            path: path.clone(),
-            source,
-        };
+        let store_err = |source| Error::store(&path, source);
         let conn = connect(&path, OpenFlags::default())?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(store_err)?;
@@ -188,13 +296,19 @@ impl SessionStore {
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(store_err)?;
         conn.execute_batch(SCHEMA).map_err(store_err)?;
-        let reader = connect(&path, OpenFlags::default())?;
+        let reader = Reader {
+            conn: connect(&path, OpenFlags::default())?,
+            file: FileId::of(&path),
+        };
         let changed = Arc::new(tokio::sync::watch::Sender::new(0));
+        let health = Arc::new(Health::default());
         let (sender, jobs) = mpsc::channel();
         let writer = Writer {
             path: path.clone(),
+            file: reader.file,
             conn,
             changed: changed.clone(),
+            health: health.clone(),
         };
         std::thread::Builder::new()
             .name("noggin-sessions".into())
@@ -208,6 +322,7 @@ impl SessionStore {
             reader: Arc::new(Mutex::new(reader)),
             writer: Some(sender),
             changed,
+            health,
         })
     }
 
@@ -222,11 +337,13 @@ impl SessionStore {
             &path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
+        let file = FileId::of(&path);
         Ok(Some(SessionStore {
             path: Arc::new(path),
-            reader: Arc::new(Mutex::new(conn)),
+            reader: Arc::new(Mutex::new(Reader { conn, file })),
             writer: None,
             changed: Arc::new(tokio::sync::watch::Sender::new(0)),
+            health: Arc::default(),
         }))
     }
 
@@ -247,16 +364,21 @@ impl SessionStore {
         &self.path
     }
 
-    fn err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
-        |source| Error::Store {
-            path: self.path.to_path_buf(),
-            source,
-        }
+    /// What keeps the store from being used now (a damaged file), for the
+    /// status; `None` when nothing does.
+    pub fn problem(&self) -> Option<String> {
+        self.health
+            .get()
+            .map(|problem| problem.error(&self.path).to_string())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+    /// Runs a read on the reading connection; damage it finds is recorded.
+    fn read<T>(&self, work: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, Error> {
         // Reads leave nothing half-done for a panic to poison.
-        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+        let reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        let outcome = work(&reader.conn).map_err(|source| Error::store(&self.path, source));
+        self.health.note(&self.path, reader.file, &outcome);
+        outcome
     }
 
     /// Runs a blocking store call on the blocking pool.
@@ -388,10 +510,8 @@ impl SessionStore {
 
     /// One session, or `None`.
     pub fn get_blocking(&self, id: &str) -> Result<Option<Session>, Error> {
-        let err = self.err();
-        let conn = self.lock();
-        let row: Option<(i64, i64, i64, i64, String)> = conn
-            .query_row(
+        let row: Option<(i64, i64, i64, i64, String)> = self.read(|conn| {
+            conn.query_row(
                 "SELECT created_ms, updated_ms, version, events, state FROM sessions WHERE id = ?1",
                 [id],
                 |row| {
@@ -405,8 +525,7 @@ impl SessionStore {
                 },
             )
             .optional()
-            .map_err(&err)?;
-        drop(conn);
+        })?;
         row.map(|(created_ms, updated_ms, version, events, state)| {
             Ok(Session {
                 id: id.to_string(),
@@ -426,24 +545,20 @@ impl SessionStore {
 
     /// All sessions, most recently updated first.
     pub fn list_blocking(&self) -> Result<Vec<SessionSummary>, Error> {
-        let err = self.err();
-        let conn = self.lock();
-        let mut statement = conn
-            .prepare(
+        self.read(|conn| {
+            let mut statement = conn.prepare(
                 "SELECT id, updated_ms, version, events FROM sessions ORDER BY updated_ms DESC, id",
-            )
-            .map_err(&err)?;
-        let rows = statement
-            .query_map([], |row| {
+            )?;
+            let rows = statement.query_map([], |row| {
                 Ok(SessionSummary {
                     id: row.get(0)?,
                     updated: rfc3339(row.get(1)?),
                     version: row.get(2)?,
                     events: row.get(3)?,
                 })
-            })
-            .map_err(&err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+            })?;
+            rows.collect()
+        })
     }
 
     pub async fn list(&self) -> Result<Vec<SessionSummary>, Error> {
@@ -453,24 +568,20 @@ impl SessionStore {
     /// The `limit` most recently updated sessions and the number of all, in
     /// one read: reads `limit` rows of an index, not every session.
     pub fn recent_blocking(&self, limit: usize) -> Result<RecentSessions, Error> {
-        let err = self.err();
-        let conn = self.lock();
-        // One snapshot for both: a commit between them would count a
-        // session the list does not show, or the other way round.
-        let tx = conn.unchecked_transaction().map_err(&err)?;
-        let total: i64 = tx
-            .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
-            .map_err(&err)?;
-        let ids = {
-            let mut statement = tx
-                .prepare("SELECT id FROM sessions ORDER BY updated_ms DESC, id LIMIT ?1")
-                .map_err(&err)?;
-            let rows = statement
-                .query_map([limit as i64], |row| row.get::<_, String>(0))
-                .map_err(&err)?;
-            rows.collect::<Result<Vec<_>, _>>().map_err(&err)?
-        };
-        tx.finish().map_err(&err)?;
+        let (total, ids) = self.read(|conn| {
+            // One snapshot for both: a commit between them would count a
+            // session the list does not show, or the other way round.
+            let tx = conn.unchecked_transaction()?;
+            let total: i64 = tx.query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))?;
+            let ids = {
+                let mut statement =
+                    tx.prepare("SELECT id FROM sessions ORDER BY updated_ms DESC, id LIMIT ?1")?;
+                let rows = statement.query_map([limit as i64], |row| row.get::<_, String>(0))?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            };
+            tx.finish()?;
+            Ok((total, ids))
+        })?;
         Ok(RecentSessions {
             ids,
             total: usize::try_from(total).unwrap_or(0),
@@ -525,15 +636,12 @@ impl SessionStore {
 
     /// The logged events of a session, oldest first (JSON as received).
     pub fn logged_events_blocking(&self, id: &str) -> Result<Vec<String>, Error> {
-        let err = self.err();
-        let conn = self.lock();
-        let mut statement = conn
-            .prepare("SELECT event FROM events WHERE session = ?1 ORDER BY seq")
-            .map_err(&err)?;
-        let rows = statement
-            .query_map([id], |row| row.get::<_, String>(0))
-            .map_err(&err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(&err)
+        self.read(|conn| {
+            let mut statement =
+                conn.prepare("SELECT event FROM events WHERE session = ?1 ORDER BY seq")?;
+            let rows = statement.query_map([id], |row| row.get::<_, String>(0))?;
+            rows.collect()
+        })
     }
 }
 
@@ -561,7 +669,10 @@ fn apply_events(events: Vec<Event>) -> Change {
 struct Writer {
     path: PathBuf,
     conn: Connection,
+    /// The file `conn` has open.
+    file: Option<FileId>,
     changed: Arc<tokio::sync::watch::Sender<u64>>,
+    health: Arc<Health>,
 }
 
 /// A job's outcome, held until the commit it belongs to succeeds.
@@ -586,13 +697,15 @@ impl Writer {
     }
 
     fn store_err(&self) -> impl Fn(rusqlite::Error) -> Error + '_ {
-        |source| Error::Store {
-            path: self.path.clone(),
-            source,
-        }
+        |source| Error::store(&self.path, source)
     }
 
     fn commit(&mut self, batch: Vec<Job>) {
+        // A damaged file gets nothing more written into it.
+        if let Some(refusal) = self.health.refusal(&self.path, self.file) {
+            refuse(batch, || refusal.again());
+            return;
+        }
         let mut done = Vec::with_capacity(batch.len());
         let mut checkpoints = Vec::new();
         let outcome = (|| -> Result<(), Error> {
@@ -629,6 +742,13 @@ impl Writer {
             }
             tx.commit().map_err(&err)
         })();
+        self.health.note(&self.path, self.file, &outcome);
+        for d in &done {
+            match d {
+                Done::Change(_, result) => self.health.note(&self.path, self.file, result),
+                Done::Delete(_, result) => self.health.note(&self.path, self.file, result),
+            }
+        }
         match outcome {
             Ok(()) => {
                 if !done.is_empty() {
@@ -643,22 +763,24 @@ impl Writer {
                 }
             }
             Err(error) => {
-                tracing::error!(%error, "cannot commit to the session store");
-                let message = format!("the commit failed: {error}");
+                if !error.is_store_problem() {
+                    tracing::error!(%error, "cannot commit to the session store");
+                }
                 for d in done {
                     match d {
-                        Done::Change(reply, _) => {
-                            drop(reply.send(Err(Error::Task(message.clone()))))
-                        }
-                        Done::Delete(reply, _) => {
-                            drop(reply.send(Err(Error::Task(message.clone()))))
-                        }
+                        Done::Change(reply, _) => drop(reply.send(Err(error.again()))),
+                        Done::Delete(reply, _) => drop(reply.send(Err(error.again()))),
                     }
                 }
             }
         }
         for reply in checkpoints {
-            drop(reply.send(self.checkpoint()));
+            let outcome = match self.health.refusal(&self.path, self.file) {
+                Some(refusal) => Err(refusal),
+                None => self.checkpoint(),
+            };
+            self.health.note(&self.path, self.file, &outcome);
+            drop(reply.send(outcome));
         }
     }
 
@@ -676,6 +798,31 @@ impl Writer {
             ));
         }
         Ok(())
+    }
+}
+
+/// Answers every job of `batch` with an error, doing none.
+fn refuse(batch: Vec<Job>, error: impl Fn() -> Error) {
+    for job in batch {
+        // A caller that went away no longer waits for its answer.
+        match job {
+            Job::Change { reply, .. } => drop(reply.send(Err(error()))),
+            Job::Delete { reply, .. } => drop(reply.send(Err(error()))),
+            Job::Checkpoint { reply } => drop(reply.send(Err(error()))),
+        }
+    }
+}
+
+impl Error {
+    /// The same failure again, for each job of a batch that failed as one.
+    fn again(&self) -> Error {
+        match self {
+            Error::Damaged { path, reason } => Error::Damaged {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            other => Error::Task(format!("the commit failed: {other}")),
+        }
     }
 }
 
@@ -707,10 +854,7 @@ fn change_session(
     raw: &[String],
     change: Change,
 ) -> ChangeOutcome {
-    let err = |source| Error::Store {
-        path: path.to_path_buf(),
-        source,
-    };
+    let err = |source| Error::store(path, source);
     let now = now_ms();
     let at = rfc3339(now);
     let existing: Option<(i64, i64, String)> = tx

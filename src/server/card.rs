@@ -282,7 +282,10 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
     let stored = match state.card_sessions.get(&state.sessions).await {
         Ok(stored) => stored,
         Err(error) => {
-            tracing::error!(%error, "cannot list the sessions for the card");
+            // A store problem was logged when it appeared, not at every card.
+            if !error.is_store_problem() {
+                tracing::error!(%error, "cannot list the sessions for the card");
+            }
             Arc::default()
         }
     };
@@ -294,6 +297,7 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
                 card.working_context = Some(CardWorkingContext::from_session(&stored));
             }
             Ok(_) => {}
+            Err(error) if error.is_store_problem() => {}
             Err(error) => tracing::error!(%error, "cannot read the session for the card"),
         }
     }

@@ -95,24 +95,11 @@ impl From<crate::app::Error> for ApiError {
     }
 }
 
+/// Through the use cases' error, so a session error gets the same status
+/// and code whichever way it comes.
 impl From<crate::context::Error> for ApiError {
     fn from(error: crate::context::Error) -> Self {
-        use crate::context::Error;
-        match error {
-            Error::InvalidSession => ApiError::bad_request("invalid-session", error.to_string()),
-            Error::UnknownSession(_) => {
-                ApiError::new(StatusCode::NOT_FOUND, "unknown-session", error.to_string())
-            }
-            Error::InvalidEvent(invalid) => {
-                let status = if invalid.is_too_large() {
-                    StatusCode::PAYLOAD_TOO_LARGE
-                } else {
-                    StatusCode::BAD_REQUEST
-                };
-                ApiError::new(status, invalid.code(), invalid.to_string())
-            }
-            other => ApiError::internal(other),
-        }
+        ApiError::from(crate::app::Error::from(error))
     }
 }
 

@@ -15,6 +15,12 @@ fn error(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
 }
 
+/// What every route that reads or writes the session store may answer
+/// when the store cannot be used.
+fn store_unusable() -> Value {
+    error("session-store-damaged: the store's file is damaged or not a noggin session store; noggin writes nothing into it (move it aside to start with no sessions)")
+}
+
 fn id_parameter() -> Value {
     json!({"name": "id", "in": "path", "required": true, "description": "the session id",
         "schema": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS}})
@@ -66,7 +72,8 @@ fn events_path() -> Value {
                         "properties": {"event": {"type": "integer"}, "kind": {"type": "string"}, "detail": {"type": "string"}}}}}}}}},
             "400": error("invalid-session, invalid-json, invalid-event, no-events, too-many-events, missing-type, unknown-event-type, missing-field, wrong-type, empty-field, field-too-long, unknown-failure-kind"),
             "401": error("missing or wrong token"),
-            "413": error("body-too-large or event-too-large")}}})
+            "413": error("body-too-large or event-too-large"),
+            "503": store_unusable()}}})
 }
 
 fn context_path() -> Value {
@@ -89,7 +96,8 @@ fn context_path() -> Value {
             "304": {"description": "unchanged since the ETag sent"},
             "400": error("invalid-session, invalid-budget"),
             "401": error("missing or wrong token"),
-            "404": error("unknown-session")}}})
+            "404": error("unknown-session"),
+            "503": store_unusable()}}})
 }
 
 fn pack_path() -> Value {
@@ -115,7 +123,8 @@ fn pack_path() -> Value {
                     "unanswered": {"type": "array", "items": {"type": "string"}}}}}}},
             "400": error("invalid-json, invalid-budget, prompt-too-long, invalid-session and research's question errors"),
             "401": error("missing or wrong token"),
-            "413": error("body too large")}}})
+            "413": error("body too large"),
+            "503": store_unusable()}}})
 }
 
 fn window_path() -> Value {
@@ -154,7 +163,8 @@ fn window_path() -> Value {
             "400": error("invalid-json, too-many-messages, invalid-budget, invalid-message, invalid-protect, missing-session"),
             "401": error("missing or wrong token"),
             "404": error("unknown-session (to pin)"),
-            "413": error("body too large")}}})
+            "413": error("body too large"),
+            "503": store_unusable()}}})
 }
 
 /// The working-context routes, to merge into the document's `paths`.
@@ -168,13 +178,14 @@ pub fn paths() -> Map<String, Value> {
                     "required": ["id", "updated", "version", "events"],
                     "properties": {"id": {"type": "string"}, "updated": {"type": "string", "format": "date-time"},
                         "version": {"type": "integer"}, "events": {"type": "integer"}}}}}}}}},
-                "401": error("missing or wrong token")}}}),
+                "401": error("missing or wrong token"), "503": store_unusable()}}}),
     );
     paths.insert(
         "/v1/sessions/{id}".into(),
         json!({"delete": {"summary": "Remove a session and its events", "parameters": [id_parameter()],
             "responses": {"204": {"description": "removed"}, "400": error("invalid-session"),
-                "401": error("missing or wrong token"), "404": error("unknown-session")}}}),
+                "401": error("missing or wrong token"), "404": error("unknown-session"),
+                "503": store_unusable()}}}),
     );
     paths.insert("/v1/sessions/{id}/events".into(), events_path());
     paths.insert("/v1/sessions/{id}/context".into(), context_path());
