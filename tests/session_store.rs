@@ -140,3 +140,135 @@ async fn a_damaged_store_answers_503_and_noggin_writes_nothing_into_it() {
         "noggin changed the damaged store"
     );
 }
+
+async fn session_ids(server: &TestServer) -> Vec<String> {
+    let (status, list) = server.get("/v1/sessions").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    list["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| s["id"].as_str().expect("an id").to_string())
+        .collect()
+}
+
+async fn post_goal(server: &TestServer, session: &str, text: &str) -> (StatusCode, Value) {
+    server
+        .post_json(
+            &format!("/v1/sessions/{session}/events"),
+            &json!({"type": "goal", "text": text}),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_data_folder_deleted_while_serving_is_made_again_and_keeps_what_comes_after() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let (status, answer) = post_goal(&server, "before", "forgotten with the folder").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    std::fs::remove_dir_all(brain.data_dir()).expect("rm -rf .noggin");
+
+    let (status, answer) = post_goal(&server, "after", "kept").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(session_ids(&server).await, ["after"]);
+    let (status, context) = server.get("/v1/sessions/after/context").await;
+    assert_eq!(status, StatusCode::OK, "{context}");
+    let status = server.status().await;
+    assert!(status["session_store_error"].is_null(), "{status}");
+    assert!(
+        brain.data_dir().join(".gitignore").is_file(),
+        "the folder made again is left out of git, as the index's is"
+    );
+    server.stop().await;
+
+    let server = TestServer::start(&brain).await;
+    assert_eq!(session_ids(&server).await, ["after"]);
+    let (status, context) = server.get("/v1/sessions/after/context").await;
+    assert_eq!(status, StatusCode::OK, "{context}");
+    assert!(
+        context["block"]
+            .as_str()
+            .is_some_and(|b| b.contains("kept")),
+        "{context}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_data_folder_replaced_while_serving_is_followed() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let (status, answer) = post_goal(&server, "backed-up", "in the backup").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    // A backup of the store as it is now, by SQLite, beside the brain.
+    let backup = brain.path().join("backup");
+    std::fs::create_dir(&backup).expect("make the backup folder");
+    rusqlite::Connection::open(brain.data_dir().join("sessions.sqlite"))
+        .expect("open the store")
+        .execute(
+            "VACUUM INTO ?1",
+            [backup.join("sessions.sqlite").to_str().expect("UTF-8")],
+        )
+        .expect("back the store up");
+    let (status, answer) = post_goal(&server, "not-backed-up", "after the backup").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    // The backup restored: the folder moved away and the backup in its place.
+    std::fs::rename(brain.data_dir(), brain.path().join("moved-away")).expect("move .noggin");
+    std::fs::rename(&backup, brain.data_dir()).expect("restore the backup");
+
+    assert_eq!(session_ids(&server).await, ["backed-up"]);
+    let (status, answer) = post_goal(&server, "restored", "into the backup").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    server.stop().await;
+    let in_file = sessions_in_the_file_alone(&brain.data_dir().join("sessions.sqlite"));
+    assert_eq!(in_file, ["backed-up", "restored"]);
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_be_made_again_answers_503_until_it_can() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let (status, answer) = post_goal(&server, "first", "before").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    // A file where the data folder was: the store cannot be made there.
+    std::fs::remove_dir_all(brain.data_dir()).expect("rm -rf .noggin");
+    std::fs::write(brain.data_dir(), "not a folder").expect("a file in its place");
+
+    for (method, path) in [
+        (Method::POST, "/v1/sessions/second/events"),
+        (Method::GET, "/v1/sessions"),
+        (Method::GET, "/v1/sessions/first/context"),
+    ] {
+        let body = (method == Method::POST).then(|| json!({"type": "goal", "text": "refused"}));
+        let (status, answer) = server
+            .request(method, path, body.map(|b| b.to_string().into()))
+            .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {answer}");
+        assert_eq!(
+            answer["error"]["code"], "session-store-unavailable",
+            "{answer}"
+        );
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("not a folder") && message.matches("sessions.sqlite").count() == 1,
+            "{answer}"
+        );
+    }
+    let status = server.status().await;
+    assert_eq!(status["healthy"], false, "{status}");
+    assert!(
+        status["session_store_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not a folder")),
+        "{status}"
+    );
+
+    std::fs::remove_file(brain.data_dir()).expect("remove the file");
+    let (status, answer) = post_goal(&server, "second", "kept").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(session_ids(&server).await, ["second"]);
+    let status = server.status().await;
+    assert!(status["session_store_error"].is_null(), "{status}");
+    server.stop().await;
+}

@@ -85,6 +85,10 @@ impl From<crate::context::Error> for Error {
                 code: "session-store-damaged",
                 message: error.to_string(),
             },
+            E::Unavailable { .. } => Error::Unavailable {
+                code: "session-store-unavailable",
+                message: error.to_string(),
+            },
             other => Error::Internal(other.into()),
         }
     }
@@ -174,5 +178,10 @@ mod tests {
             let error = Error::from(C::store(&path, source));
             assert_eq!(error.code(), code, "{error}");
         }
+        let gone = C::Unavailable {
+            path,
+            reason: "its folder is gone and cannot be made again".into(),
+        };
+        assert_eq!(Error::from(gone).code(), "session-store-unavailable");
     }
 }

@@ -132,6 +132,12 @@ pub enum Error {
         path: std::path::PathBuf,
         reason: String,
     },
+    /// The store cannot be opened at its path now; nothing was stored.
+    #[error("the session store {path:?} cannot be used: {reason}")]
+    Unavailable {
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("the session store {path:?} holds a state that cannot be read: {source}")]
     CorruptState {
         path: std::path::PathBuf,
@@ -168,7 +174,7 @@ impl Error {
     /// True when the store cannot be used as it is (not when a request
     /// was wrong): its problem is logged once and shown by the status.
     pub fn is_store_problem(&self) -> bool {
-        matches!(self, Error::Damaged { .. })
+        matches!(self, Error::Damaged { .. } | Error::Unavailable { .. })
     }
 }
 

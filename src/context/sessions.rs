@@ -16,6 +16,16 @@
 //! WAL lets them run beside the writer. Readers in other processes (the
 //! `noggin context` command) open their own read-only connection.
 //!
+//! The store follows its path, not the file it opened: before each commit
+//! the writer compares the open file's identity (device and inode) with the
+//! path's, one `stat`, and when the file was deleted (`rm -rf .noggin`) or
+//! replaced (a backup restored) it opens the one at the path again, making
+//! the store and its folder again if they are gone; readers do the same
+//! through the writer. A commit whose file left the path while it was
+//! written is not acknowledged. So an event acknowledged is in the file at
+//! the path. When the store cannot be opened again, requests get
+//! [`Error::Unavailable`] until it can.
+//!
 //! A file SQLite finds damaged (or no database at all) is the user's: from
 //! then on the store writes nothing into it and every request says so
 //! ([`Error::Damaged`]), as does the status ([`SessionStore::problem`]).
@@ -131,6 +141,11 @@ enum Job {
     Checkpoint {
         reply: oneshot::Sender<Result<(), Error>>,
     },
+    /// Makes sure the store is open at its path (a reader found the file it
+    /// had open gone or replaced).
+    Check {
+        reply: oneshot::Sender<Result<(), Error>>,
+    },
 }
 
 /// Most jobs the writer commits together.
@@ -152,9 +167,10 @@ pub struct SessionStore {
     health: Arc<Health>,
 }
 
-/// The reading connection and the file it has open.
+/// The reading connection and the file it has open; no connection while
+/// the store cannot be opened.
 struct Reader {
-    conn: Connection,
+    conn: Option<Connection>,
     file: Option<FileId>,
 }
 
@@ -195,13 +211,34 @@ enum Problem {
         file: Option<FileId>,
         reason: String,
     },
+    /// The store cannot be opened at its path (its folder cannot be made
+    /// again, …); every request tries again.
+    Unavailable { reason: String },
 }
 
 impl Problem {
+    /// The problem an error opening the store shows.
+    fn of(error: Error, file: Option<FileId>) -> Problem {
+        match error {
+            Error::Damaged { reason, .. } => Problem::Damaged { file, reason },
+            Error::Unavailable { reason, .. } => Problem::Unavailable { reason },
+            Error::Store { source, .. } => Problem::Unavailable {
+                reason: source.to_string(),
+            },
+            other => Problem::Unavailable {
+                reason: other.to_string(),
+            },
+        }
+    }
+
     /// The error a request gets while the problem lasts.
     fn error(&self, path: &Path) -> Error {
         match self {
             Problem::Damaged { reason, .. } => Error::Damaged {
+                path: path.to_path_buf(),
+                reason: reason.clone(),
+            },
+            Problem::Unavailable { reason } => Error::Unavailable {
                 path: path.to_path_buf(),
                 reason: reason.clone(),
             },
@@ -236,6 +273,13 @@ impl Health {
         }
     }
 
+    /// The store is open at its path, a new file: what was wrong is over.
+    fn clear(&self, path: &Path) {
+        if self.lock().take().is_some() {
+            tracing::info!(path = %path.display(), "the session store is usable again");
+        }
+    }
+
     /// Records the damage an outcome shows, in the file `file`.
     fn note<T>(&self, path: &Path, file: Option<FileId>, outcome: &Result<T, Error>) {
         if let Err(Error::Damaged { reason, .. }) = outcome {
@@ -252,7 +296,9 @@ impl Health {
     /// The error for writing into `file`, if it is known to be damaged.
     fn refusal(&self, path: &Path, file: Option<FileId>) -> Option<Error> {
         match &*self.lock() {
-            Some(problem @ Problem::Damaged { file: damaged, .. }) if *damaged == file => {
+            Some(problem @ Problem::Damaged { file: damaged, .. })
+                if file.is_some() && *damaged == file =>
+            {
                 Some(problem.error(path))
             }
             _ => None,
@@ -268,6 +314,57 @@ fn rfc3339(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A reader never makes the file: the writer does, with its tables.
+const READER_FLAGS: OpenFlags = OpenFlags::SQLITE_OPEN_READ_WRITE
+    .union(OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    .union(OpenFlags::SQLITE_OPEN_URI);
+
+/// Opens the store at `path` for writing, making it (and its folder) when
+/// it is not there; returns the connection and the file it has open.
+fn open_writing(data_dir: &Path, path: &Path) -> Result<(Connection, Option<FileId>), Error> {
+    make_data_dir(data_dir)?;
+    let store_err = |source| Error::store(path, source);
+    let conn = connect(path, OpenFlags::default())?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(store_err)?;
+    // FULL: a commit is on disk before the event is acknowledged, not
+    // only safe from a crash of this process.
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(store_err)?;
+    conn.execute_batch(SCHEMA).map_err(store_err)?;
+    // The file exists now (the schema made it if it was not there).
+    Ok((conn, FileId::of(path)))
+}
+
+/// Makes the data folder when it is gone (deleted while noggin runs), as
+/// the index does, with a `.gitignore` of `*` so git leaves it out. Only
+/// the folder itself: a brain folder deleted is not made again.
+fn make_data_dir(data_dir: &Path) -> Result<(), Error> {
+    let unavailable = |reason: String| Error::Unavailable {
+        path: data_dir.join(STORE_FILE),
+        reason,
+    };
+    match std::fs::create_dir(data_dir) {
+        Ok(()) => {
+            if let Err(error) = std::fs::write(data_dir.join(".gitignore"), "*\n") {
+                tracing::warn!(path = %data_dir.display(), %error, "cannot mark the data folder for git to ignore");
+            }
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => {
+            return Err(unavailable(format!(
+                "its folder {data_dir:?} is gone and cannot be made again: {error}"
+            )))
+        }
+    }
+    if !data_dir.is_dir() {
+        return Err(unavailable(format!(
+            "its folder's path {data_dir:?} holds something that is not a folder"
+        )));
+    }
+    Ok(())
 }
 
 fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, Error> {
@@ -287,26 +384,19 @@ impl SessionStore {
             source,
         })?;
         let path = data_dir.join(STORE_FILE);
-        let store_err = |source| Error::store(&path, source);
-        let conn = connect(&path, OpenFlags::default())?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(store_err)?;
-        // FULL: a commit is on disk before the event is acknowledged, not
-        // only safe from a crash of this process.
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(store_err)?;
-        conn.execute_batch(SCHEMA).map_err(store_err)?;
+        let (conn, file) = open_writing(data_dir, &path)?;
         let reader = Reader {
-            conn: connect(&path, OpenFlags::default())?,
-            file: FileId::of(&path),
+            conn: Some(connect(&path, READER_FLAGS)?),
+            file,
         };
         let changed = Arc::new(tokio::sync::watch::Sender::new(0));
         let health = Arc::new(Health::default());
         let (sender, jobs) = mpsc::channel();
         let writer = Writer {
+            data_dir: data_dir.to_path_buf(),
             path: path.clone(),
-            file: reader.file,
-            conn,
+            conn: Some(conn),
+            file,
             changed: changed.clone(),
             health: health.clone(),
         };
@@ -340,7 +430,10 @@ impl SessionStore {
         let file = FileId::of(&path);
         Ok(Some(SessionStore {
             path: Arc::new(path),
-            reader: Arc::new(Mutex::new(Reader { conn, file })),
+            reader: Arc::new(Mutex::new(Reader {
+                conn: Some(conn),
+                file,
+            })),
             writer: None,
             changed: Arc::new(tokio::sync::watch::Sender::new(0)),
             health: Arc::default(),
@@ -364,21 +457,46 @@ impl SessionStore {
         &self.path
     }
 
-    /// What keeps the store from being used now (a damaged file), for the
-    /// status; `None` when nothing does.
+    /// What keeps the store from being used now (a damaged file, a folder
+    /// that cannot be made again), for the status; `None` when nothing does.
     pub fn problem(&self) -> Option<String> {
         self.health
             .get()
             .map(|problem| problem.error(&self.path).to_string())
     }
 
-    /// Runs a read on the reading connection; damage it finds is recorded.
+    /// Runs a read on the reading connection, opened again first when the
+    /// file it has open is no longer the one at the store's path (one
+    /// `stat`); damage it finds is recorded.
     fn read<T>(&self, work: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, Error> {
         // Reads leave nothing half-done for a panic to poison.
-        let reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        let outcome = work(&reader.conn).map_err(|source| Error::store(&self.path, source));
+        let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        // A read-only store (the CLI) lives as long as one command.
+        if self.writer.is_some() && (reader.conn.is_none() || FileId::of(&self.path) != reader.file)
+        {
+            reader.conn = None;
+            // The writer opens the store at its path, or says why it cannot.
+            self.check_blocking()?;
+            // Looked at before opening: a file replaced in between is
+            // noticed at the next read.
+            reader.file = FileId::of(&self.path);
+            reader.conn = Some(connect(&self.path, READER_FLAGS)?);
+        }
+        let Some(conn) = reader.conn.as_ref() else {
+            return Err(Error::Task("the store has no reading connection".into()));
+        };
+        let outcome = work(conn).map_err(|source| Error::store(&self.path, source));
         self.health.note(&self.path, reader.file, &outcome);
         outcome
+    }
+
+    /// Waits until the writer has the store open at its path.
+    fn check_blocking(&self) -> Result<(), Error> {
+        let (reply, outcome) = oneshot::channel();
+        self.submit(Job::Check { reply })?;
+        outcome
+            .blocking_recv()
+            .map_err(|_| Error::Task("the writer thread has stopped".into()))?
     }
 
     /// Runs a blocking store call on the blocking pool.
@@ -667,8 +785,10 @@ fn apply_events(events: Vec<Event>) -> Change {
 /// instead of queueing for one each. Each job runs in its own savepoint: a
 /// failing job is undone alone and the others still commit.
 struct Writer {
+    data_dir: PathBuf,
     path: PathBuf,
-    conn: Connection,
+    /// `None` while the store cannot be opened at its path.
+    conn: Option<Connection>,
     /// The file `conn` has open.
     file: Option<FileId>,
     changed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -700,19 +820,54 @@ impl Writer {
         |source| Error::store(&self.path, source)
     }
 
-    fn commit(&mut self, batch: Vec<Job>) {
+    /// Makes sure the store is open at its path and may be written: opens
+    /// the file at the path again when the one open was deleted or
+    /// replaced (or none could be opened), and refuses a file known to be
+    /// damaged.
+    fn ready(&mut self) -> Result<(), Error> {
+        let at_path = FileId::of(&self.path);
         // A damaged file gets nothing more written into it.
-        if let Some(refusal) = self.health.refusal(&self.path, self.file) {
-            refuse(batch, || refusal.again());
+        if let Some(refusal) = self.health.refusal(&self.path, at_path) {
+            return Err(refusal);
+        }
+        if self.conn.is_none() || at_path.is_none() || at_path != self.file {
+            if self.conn.take().is_some() {
+                // SQLite sees that its file has moved and leaves the files
+                // now at the path alone as it closes.
+                tracing::warn!(path = %self.path.display(), "the session store was deleted or replaced; opening the one at its path");
+            }
+            match open_writing(&self.data_dir, &self.path) {
+                Ok((conn, file)) => {
+                    self.conn = Some(conn);
+                    self.file = file;
+                    self.health.clear(&self.path);
+                    // Its sessions are not the ones read before.
+                    self.changed.send_modify(|n| *n += 1);
+                }
+                Err(error) => {
+                    let problem = Problem::of(error, at_path);
+                    self.health.set(&self.path, problem.clone());
+                    return Err(problem.error(&self.path));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, batch: Vec<Job>) {
+        if let Err(error) = self.ready() {
+            refuse(batch, || error.again());
             return;
         }
+        let Some(conn) = &self.conn else {
+            return refuse(batch, not_open);
+        };
         let mut done = Vec::with_capacity(batch.len());
         let mut checkpoints = Vec::new();
         let outcome = (|| -> Result<(), Error> {
             let err = self.store_err();
-            let tx =
-                rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-                    .map_err(&err)?;
+            let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+                .map_err(&err)?;
             for job in batch {
                 match job {
                     Job::Change {
@@ -738,10 +893,29 @@ impl Writer {
                         done.push(Done::Delete(reply, result));
                     }
                     Job::Checkpoint { reply } => checkpoints.push(reply),
+                    // The store is open at its path: `ready` saw to it.
+                    Job::Check { reply } => drop(reply.send(Ok(()))),
                 }
             }
             tx.commit().map_err(&err)
         })();
+        // The file committed to must still be the one at the path, or the
+        // commit went to a file deleted or moved away meanwhile: nothing
+        // is acknowledged, and the next batch opens the one at the path.
+        let outcome = outcome.and_then(|()| {
+            if FileId::of(&self.path) == self.file {
+                Ok(())
+            } else {
+                tracing::warn!(path = %self.path.display(), "the session store was deleted or replaced during a commit; its changes are refused, to be sent again");
+                self.conn = None;
+                Err(Error::Unavailable {
+                    path: self.path.clone(),
+                    reason: "it was deleted or replaced while these changes were committed, so \
+                             they were not kept; send them again"
+                        .into(),
+                })
+            }
+        });
         self.health.note(&self.path, self.file, &outcome);
         for d in &done {
             match d {
@@ -775,30 +949,35 @@ impl Writer {
             }
         }
         for reply in checkpoints {
-            let outcome = match self.health.refusal(&self.path, self.file) {
-                Some(refusal) => Err(refusal),
-                None => self.checkpoint(),
-            };
+            let outcome = self.ready().and_then(|()| match &self.conn {
+                Some(conn) => checkpoint(&self.path, conn),
+                None => Err(not_open()),
+            });
             self.health.note(&self.path, self.file, &outcome);
             drop(reply.send(outcome));
         }
     }
+}
 
-    /// Moves the WAL into the main file and truncates it. Readers of this
-    /// process hold no transaction between their calls; one of another
-    /// process is waited for up to the busy timeout.
-    fn checkpoint(&self) -> Result<(), Error> {
-        let busy: i64 = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))
-            .map_err(self.store_err())?;
-        if busy != 0 {
-            return Err(Error::Task(
-                "the checkpoint could not finish: a reader kept the WAL busy".into(),
-            ));
-        }
-        Ok(())
+/// Moves the WAL into the main file and truncates it. Readers of this
+/// process hold no transaction between their calls; one of another process
+/// is waited for up to the busy timeout.
+fn checkpoint(path: &Path, conn: &Connection) -> Result<(), Error> {
+    let busy: i64 = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))
+        .map_err(|source| Error::store(path, source))?;
+    if busy != 0 {
+        return Err(Error::Task(
+            "the checkpoint could not finish: a reader kept the WAL busy".into(),
+        ));
     }
+    Ok(())
+}
+
+/// What a job gets when the writer has no store open after `ready` said
+/// it had: a bug, not the user's doing.
+fn not_open() -> Error {
+    Error::Task("the session store is not open".into())
 }
 
 /// Answers every job of `batch` with an error, doing none.
@@ -808,7 +987,7 @@ fn refuse(batch: Vec<Job>, error: impl Fn() -> Error) {
         match job {
             Job::Change { reply, .. } => drop(reply.send(Err(error()))),
             Job::Delete { reply, .. } => drop(reply.send(Err(error()))),
-            Job::Checkpoint { reply } => drop(reply.send(Err(error()))),
+            Job::Checkpoint { reply } | Job::Check { reply } => drop(reply.send(Err(error()))),
         }
     }
 }
@@ -818,6 +997,10 @@ impl Error {
     fn again(&self) -> Error {
         match self {
             Error::Damaged { path, reason } => Error::Damaged {
+                path: path.clone(),
+                reason: reason.clone(),
+            },
+            Error::Unavailable { path, reason } => Error::Unavailable {
                 path: path.clone(),
                 reason: reason.clone(),
             },

@@ -18,7 +18,7 @@ fn error(description: &str) -> Value {
 /// What every route that reads or writes the session store may answer
 /// when the store cannot be used.
 fn store_unusable() -> Value {
-    error("session-store-damaged: the store's file is damaged or not a noggin session store; noggin writes nothing into it (move it aside to start with no sessions)")
+    error("session-store-damaged: the store's file is damaged or not a noggin session store; noggin writes nothing into it (move it aside to start with no sessions). session-store-unavailable: the store cannot be opened at its path now (its folder deleted and not made again, or replaced while the events were committed); nothing was stored, send them again")
 }
 
 fn id_parameter() -> Value {
