@@ -272,3 +272,141 @@ async fn a_store_that_cannot_be_made_again_answers_503_until_it_can() {
     assert!(status["session_store_error"].is_null(), "{status}");
     server.stop().await;
 }
+
+/// 8 KB of bytes that are no SQLite database, at `file`; returns them.
+fn write_noise(file: &Path) -> Vec<u8> {
+    let mut noise: u32 = 0x9e37_79b9;
+    let bytes: Vec<u8> = (0..8192)
+        .map(|_| {
+            noise = noise.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (noise >> 24) as u8
+        })
+        .collect();
+    std::fs::create_dir_all(file.parent().expect("a folder")).expect("make the data folder");
+    std::fs::write(file, &bytes).expect("write the noise");
+    bytes
+}
+
+#[tokio::test]
+async fn serve_starts_beside_a_file_that_is_no_store_and_leaves_it_as_it_is() {
+    let brain = TestBrain::sample();
+    let file = brain.data_dir().join("sessions.sqlite");
+    let noise = write_noise(&file);
+    let server = TestServer::start(&brain).await;
+
+    assert!(
+        !server.search("deploy", &[]).await.is_empty(),
+        "search works"
+    );
+    let (status, research) = server
+        .post_json(
+            "/v1/research",
+            &json!({"prompt": "deploy", "questions": ["How do we deploy?"], "session": "run"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "research works: {research}");
+    assert_damaged(&server, Method::GET, "/v1/sessions", None).await;
+    let event = json!({"type": "goal", "text": "refused"});
+    assert_damaged(
+        &server,
+        Method::POST,
+        "/v1/sessions/run/events",
+        Some(event),
+    )
+    .await;
+    let status = server.status().await;
+    assert_eq!(status["healthy"], false, "{status}");
+    assert!(
+        status["session_store_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is not a noggin session store")),
+        "{status}"
+    );
+    assert_eq!(std::fs::read(&file).expect("still there"), noise);
+
+    // Moved aside, a new store takes its place without a restart.
+    std::fs::rename(&file, brain.data_dir().join("sessions.sqlite.damaged")).expect("move aside");
+    let (status, answer) = post_goal(&server, "run", "kept").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(server.status().await["session_store_error"].is_null());
+    server.stop().await;
+    let aside = std::fs::read(brain.data_dir().join("sessions.sqlite.damaged"));
+    assert_eq!(aside.expect("the file moved aside"), noise);
+}
+
+/// `noggin mcp` beside a file that is no store: it starts, its search
+/// answers, and `session_events` says what is wrong.
+#[test]
+fn mcp_starts_beside_a_file_that_is_no_store() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    let brain = TestBrain::sample();
+    let noise = write_noise(&brain.data_dir().join("sessions.sqlite"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_noggin"))
+        .env("NOGGIN_NO_MODEL", "1")
+        .env_remove("NOGGIN_DATA_DIR")
+        .env("RUST_LOG", "warn")
+        .args(["mcp", "--brain"])
+        .arg(brain.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start noggin mcp");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut send = |message: Value| {
+        writeln!(stdin, "{message}").expect("write to noggin mcp");
+    };
+    let answer_to = |id: u64| -> Value {
+        loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("noggin mcp answers");
+            let answer: Value = serde_json::from_str(&line).expect("JSON-RPC");
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}}),
+    );
+    let init = answer_to(1);
+    assert!(init["result"].is_object(), "{init}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"q": "deploy"}}}));
+    let search = answer_to(2);
+    assert_ne!(search["result"]["isError"], true, "{search}");
+    let found = search["result"]["structuredContent"]["hits"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(found > 0, "{search}");
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "session_events", "arguments": {
+            "session": "run", "events": [{"type": "goal", "text": "refused"}]}}}));
+    let events = answer_to(3);
+    assert_eq!(events["result"]["isError"], true, "{events}");
+    assert!(
+        events.to_string().contains("session-store-damaged"),
+        "{events}"
+    );
+    drop(stdin);
+    let status = child.wait().expect("noggin mcp ends with its input");
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        std::fs::read(brain.data_dir().join("sessions.sqlite")).expect("still there"),
+        noise
+    );
+}

@@ -122,10 +122,11 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
-    /// SQLite found the store's file is no database or a damaged one: the
-    /// user's to move aside; noggin writes nothing more into it.
+    /// The file at the store's path is damaged, no database, another
+    /// program's database or a folder: the user's to move aside; noggin
+    /// writes nothing into it.
     #[error(
-        "{path:?} is not a noggin session store (or is damaged: {reason}); move it aside to \
+        "{path:?} is not a noggin session store, or is damaged ({reason}); move it aside to \
          start with no sessions; noggin did not change it"
     )]
     Damaged {

@@ -26,9 +26,11 @@
 //! the path. When the store cannot be opened again, requests get
 //! [`Error::Unavailable`] until it can.
 //!
-//! A file SQLite finds damaged (or no database at all) is the user's: from
-//! then on the store writes nothing into it and every request says so
-//! ([`Error::Damaged`]), as does the status ([`SessionStore::problem`]).
+//! A file SQLite finds damaged, no database at all, another program's
+//! database or a folder in its place is the user's: the store writes nothing
+//! into it and every session request says so ([`Error::Damaged`]), as does
+//! the status ([`SessionStore::problem`]); the rest of noggin works. Moved
+//! aside, it is followed by a new, empty store at the next request.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -205,8 +207,8 @@ impl FileId {
 /// Why the store cannot be used as it is.
 #[derive(Debug, Clone, PartialEq)]
 enum Problem {
-    /// SQLite found the file damaged or no database; the damage stays with
-    /// that file.
+    /// The file is damaged, no database, another program's or a folder;
+    /// the damage stays with that file.
     Damaged {
         file: Option<FileId>,
         reason: String,
@@ -325,8 +327,11 @@ const READER_FLAGS: OpenFlags = OpenFlags::SQLITE_OPEN_READ_WRITE
 /// it is not there; returns the connection and the file it has open.
 fn open_writing(data_dir: &Path, path: &Path) -> Result<(Connection, Option<FileId>), Error> {
     make_data_dir(data_dir)?;
+    no_folder_at(path)?;
     let store_err = |source| Error::store(path, source);
     let conn = connect(path, OpenFlags::default())?;
+    // Before anything is written: a file that is not ours stays as it is.
+    check_ours(path, &conn)?;
     conn.pragma_update(None, "journal_mode", "WAL")
         .map_err(store_err)?;
     // FULL: a commit is on disk before the event is acknowledged, not
@@ -336,6 +341,38 @@ fn open_writing(data_dir: &Path, path: &Path) -> Result<(Connection, Option<File
     conn.execute_batch(SCHEMA).map_err(store_err)?;
     // The file exists now (the schema made it if it was not there).
     Ok((conn, FileId::of(path)))
+}
+
+/// Refuses a folder (or anything but a file) at the store's path: SQLite
+/// says no more than that it cannot open it.
+fn no_folder_at(path: &Path) -> Result<(), Error> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(Error::Damaged {
+            path: path.to_path_buf(),
+            reason: "it is a folder, not a file".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a database that is not a session store: one with tables, none of
+/// them `sessions`, is another program's. Reading its schema is also what
+/// finds a file that is no database at all. An empty file, or one without
+/// tables, becomes a store.
+fn check_ours(path: &Path, conn: &Connection) -> Result<(), Error> {
+    let tables = (|| {
+        let mut statement = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+        let names = statement.query_map([], |row| row.get::<_, String>(0))?;
+        names.collect::<rusqlite::Result<Vec<String>>>()
+    })()
+    .map_err(|source| Error::store(path, source))?;
+    if tables.is_empty() || tables.iter().any(|t| t == "sessions") {
+        return Ok(());
+    }
+    Err(Error::Damaged {
+        path: path.to_path_buf(),
+        reason: format!("it holds other tables: {}", tables.join(", ")),
+    })
 }
 
 /// Makes the data folder when it is gone (deleted while noggin runs), as
@@ -377,26 +414,46 @@ fn connect(path: &Path, flags: OpenFlags) -> Result<Connection, Error> {
 
 impl SessionStore {
     /// Opens (or creates) the store in `data_dir` for reading and writing,
-    /// and starts its writer thread.
+    /// and starts its writer thread. A store that cannot be opened (a
+    /// damaged file, another program's) does not stop it: the store starts
+    /// with that problem, which every session request and the status say.
     pub fn open(data_dir: &Path) -> Result<SessionStore, Error> {
         std::fs::create_dir_all(data_dir).map_err(|source| Error::DataDir {
             path: data_dir.to_path_buf(),
             source,
         })?;
         let path = data_dir.join(STORE_FILE);
-        let (conn, file) = open_writing(data_dir, &path)?;
-        let reader = Reader {
-            conn: Some(connect(&path, READER_FLAGS)?),
-            file,
+        let health = Arc::new(Health::default());
+        let opened = open_writing(data_dir, &path).and_then(|(conn, file)| {
+            let reader = connect(&path, READER_FLAGS)?;
+            Ok((conn, reader, file))
+        });
+        let (conn, reader) = match opened {
+            Ok((conn, reader, file)) => (
+                Some((conn, file)),
+                Reader {
+                    conn: Some(reader),
+                    file,
+                },
+            ),
+            Err(error) => {
+                health.set(&path, Problem::of(error, FileId::of(&path)));
+                (
+                    None,
+                    Reader {
+                        conn: None,
+                        file: None,
+                    },
+                )
+            }
         };
         let changed = Arc::new(tokio::sync::watch::Sender::new(0));
-        let health = Arc::new(Health::default());
         let (sender, jobs) = mpsc::channel();
         let writer = Writer {
             data_dir: data_dir.to_path_buf(),
             path: path.clone(),
-            conn: Some(conn),
-            file,
+            file: conn.as_ref().and_then(|(_, file)| *file),
+            conn: conn.map(|(conn, _)| conn),
             changed: changed.clone(),
             health: health.clone(),
         };
@@ -423,11 +480,13 @@ impl SessionStore {
         if !path.exists() {
             return Ok(None);
         }
+        let file = FileId::of(&path);
+        no_folder_at(&path)?;
         let conn = connect(
             &path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        let file = FileId::of(&path);
+        check_ours(&path, &conn)?;
         Ok(Some(SessionStore {
             path: Arc::new(path),
             reader: Arc::new(Mutex::new(Reader {
@@ -1167,6 +1226,78 @@ mod tests {
             .append_blocking("c", &events, &[body.to_string()])
             .unwrap();
         assert_eq!(store.list_blocking().unwrap().len(), 3);
+    }
+
+    /// What a user may find at the store's path, each made in `path`.
+    fn not_a_store(kind: &str, path: &Path) {
+        match kind {
+            "random bytes" => {
+                let mut noise: u32 = 7;
+                let bytes: Vec<u8> = (0..8192)
+                    .map(|_| {
+                        noise = noise.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                        (noise >> 24) as u8
+                    })
+                    .collect();
+                std::fs::write(path, bytes).unwrap();
+            }
+            "a folder" => std::fs::create_dir(path).unwrap(),
+            "another program's database" => {
+                Connection::open(path)
+                    .unwrap()
+                    .execute_batch(
+                        "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x');",
+                    )
+                    .unwrap();
+            }
+            _ => unreachable!("{kind}"),
+        }
+    }
+
+    /// The bytes at `path`, or `None` for a folder.
+    fn contents(path: &Path) -> Option<Vec<u8>> {
+        path.is_file().then(|| std::fs::read(path).unwrap())
+    }
+
+    #[test]
+    fn a_file_that_is_no_store_is_left_as_it_is_and_moving_it_aside_starts_afresh() {
+        let body = json!({"type": "goal", "text": "green CI"});
+        let events = parse_events(&body).unwrap();
+        let raw = [body.to_string()];
+        for kind in ["random bytes", "a folder", "another program's database"] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(STORE_FILE);
+            not_a_store(kind, &path);
+            let before = contents(&path);
+
+            let store = SessionStore::open(dir.path()).unwrap();
+            let problem = store
+                .problem()
+                .unwrap_or_else(|| panic!("{kind}: no problem"));
+            assert!(
+                problem.contains("is not a noggin session store"),
+                "{kind}: {problem}"
+            );
+            assert!(problem.contains("move it aside"), "{kind}: {problem}");
+            for outcome in [
+                store.append_blocking("s1", &events, &raw).map(|_| ()),
+                store.list_blocking().map(|_| ()),
+                store.delete_blocking("s1").map(|_| ()),
+                store.checkpoint_blocking(),
+            ] {
+                assert!(
+                    matches!(outcome, Err(Error::Damaged { .. })),
+                    "{kind}: {outcome:?}"
+                );
+            }
+            assert_eq!(contents(&path), before, "{kind} was changed");
+            assert_eq!(path.is_dir(), kind == "a folder");
+
+            std::fs::rename(&path, dir.path().join("aside")).unwrap();
+            store.append_blocking("s1", &events, &raw).unwrap();
+            assert_eq!(store.list_blocking().unwrap().len(), 1, "{kind}");
+            assert_eq!(store.problem(), None, "{kind}");
+        }
     }
 
     #[test]
