@@ -290,6 +290,45 @@ fn an_unreadable_brain_is_an_error_and_the_index_keeps_its_notes() {
         report.contains("\"notes\":42") && report.contains("\"unchanged\":42"),
         "the index lost notes: {report}"
     );
+
+    // A data folder the user cannot write (a snapshot, a read-only mount):
+    // its index is searched as it is, and `index` says why it cannot run.
+    let chmod_all = |mode_dir: u32, mode_file: u32| {
+        let mut folders = vec![data.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else {
+                    chmod(&path, mode_file);
+                }
+            }
+            chmod(&folder, mode_dir);
+        }
+    };
+    chmod_all(0o555, 0o444);
+    let search = run(as_user()
+        .args(["search", "--json", "--brain"])
+        .arg(&copy)
+        .arg("--data-dir")
+        .arg(&data)
+        .arg("deploy"));
+    let refused = index();
+    chmod_all(0o777, 0o666);
+    assert!(search.status.success(), "{}", stderr(&search));
+    assert!(
+        stdout(&search).contains("Harbor/Runbooks/Deploy.md"),
+        "{}{}",
+        stdout(&search),
+        stderr(&search)
+    );
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("cannot be written"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 #[test]

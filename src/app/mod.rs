@@ -295,6 +295,17 @@ impl Noggin {
             }
             // A running server owns the writer: use what it has indexed.
             Err(crate::index::Error::Locked(_)) => Index::open(brain.index_options(true))?,
+            // A data folder this user cannot write (a read-only mount, a
+            // snapshot): its index is searched as it is.
+            Err(crate::index::Error::DataDir { source, .. })
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+                ) =>
+            {
+                tracing::warn!(error = %source, "the data folder cannot be written: searching its index as it is, without bringing it up to date");
+                Index::open(brain.index_options(true))?
+            }
             Err(error) => {
                 return Err(error)
                     .with_context(|| format!("cannot open the index of {:?}", brain.brain))
@@ -386,8 +397,8 @@ impl Noggin {
                     "{held} is writing the index of {brain:?}; run this again when it is done"
                 ),
                 None => anyhow::bail!(
-                    "another noggin process is writing the index of {brain:?}; \
-                     run this again when it is done"
+                    "the index of {brain:?} cannot be written: its data folder is read-only, \
+                     or another noggin process is writing it"
                 ),
             }
         }

@@ -147,7 +147,23 @@ impl Directory for IndexDirectory {
     }
 
     fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
-        self.inner.acquire_lock(lock)
+        match self.inner.acquire_lock(lock) {
+            // A reader keeps the commit it reads from a writer's clean-up
+            // with this lock, which is a file: in a folder this process
+            // cannot write (a read-only mount, another user's), the index
+            // is read without it. Deleted files stay readable to a reader
+            // that has them open, and one that finds a file gone tries again.
+            Err(LockError::IoError(error))
+                if lock.filepath == tantivy::directory::META_LOCK.filepath
+                    && matches!(
+                        error.kind(),
+                        io::ErrorKind::ReadOnlyFilesystem | io::ErrorKind::PermissionDenied
+                    ) =>
+            {
+                Ok(DirectoryLock::from(Box::new(())))
+            }
+            locked => locked,
+        }
     }
 
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
