@@ -199,7 +199,8 @@ impl Index {
         // searcher is opened within the try, so that it holds the files.
         let open_for_reading = || {
             open_existing(&index_dir, &schema).and_then(|index| {
-                let reader = reader_of(&index).map_err(|e| format!("cannot read: {e}"))?;
+                let reader =
+                    reader_of(&index).map_err(|e| format!("cannot read: {}", in_words(&e)))?;
                 Ok((index, reader))
             })
         };
@@ -534,6 +535,30 @@ fn reader_of(index: &tantivy::Index) -> tantivy::Result<IndexReader> {
         .try_into()
 }
 
+/// A tantivy error as a person reads it: the failing file and the system's
+/// words, where tantivy's own message quotes its Rust structures
+/// (`IoError { io_error: Custom { kind: … } }`).
+pub(super) fn in_words(error: &tantivy::TantivyError) -> String {
+    use tantivy::directory::error::{LockError, OpenReadError, OpenWriteError};
+    use tantivy::TantivyError;
+    match error {
+        TantivyError::IoError(io) => io.to_string(),
+        TantivyError::OpenWriteError(OpenWriteError::IoError { io_error, filepath }) => {
+            format!("cannot write {}: {io_error}", filepath.display())
+        }
+        TantivyError::OpenReadError(OpenReadError::IoError { io_error, filepath }) => {
+            format!("cannot read {}: {io_error}", filepath.display())
+        }
+        TantivyError::OpenReadError(OpenReadError::FileDoesNotExist(path)) => {
+            format!("{} is missing", path.display())
+        }
+        TantivyError::LockFailure(LockError::IoError(io), _) => {
+            format!("cannot take the index's lock: {io}")
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Why [`open_existing`] found an index with no commit of notes: one being
 /// made now, or one whose maker stopped before its first commit.
 const FIRST_INDEX_UNFINISHED: &str = "the first index was not finished";
@@ -560,7 +585,7 @@ fn open_existing(
     let index = directory::IndexDirectory::open(index_dir)
         .map_err(tantivy::TantivyError::from)
         .and_then(tantivy::Index::open)
-        .map_err(|e| format!("cannot open: {e}"))?;
+        .map_err(|e| format!("cannot open: {}", in_words(&e)))?;
     if index.schema() != *schema {
         return Err(SCHEMA_DIFFERS.to_string());
     }
@@ -578,7 +603,7 @@ fn open_existing(
     match index.validate_checksum() {
         Ok(bad) if bad.is_empty() => Ok(index),
         Ok(bad) => Err(format!("corrupt files: {bad:?}")),
-        Err(e) => Err(format!("cannot verify: {e}")),
+        Err(e) => Err(format!("cannot verify: {}", in_words(&e))),
     }
 }
 
@@ -640,6 +665,20 @@ pub(crate) fn indexed_brain(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tantivy_errors_are_said_in_words() {
+        use tantivy::directory::error::OpenWriteError;
+        let full = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left on device");
+        let error = tantivy::TantivyError::from(OpenWriteError::wrap_io_error(
+            full,
+            PathBuf::from("index/abc.idx"),
+        ));
+        assert_eq!(
+            in_words(&error),
+            "cannot write index/abc.idx: no space left on device"
+        );
+    }
 
     /// A command beside a process that holds an index another version of
     /// noggin wrote says so, rather than searching an empty index as if the

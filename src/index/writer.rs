@@ -683,11 +683,11 @@ impl WriterOwner {
         };
         let mut prepared = match self.setup.writer.prepare_commit() {
             Ok(prepared) => prepared,
-            Err(error) => return self.commit_failed(&error),
+            Err(error) => return self.commit_failed(&super::in_words(&error)),
         };
         prepared.set_payload(&payload);
         if let Err(error) = prepared.commit() {
-            return self.commit_failed(&error);
+            return self.commit_failed(&super::in_words(&error));
         }
         if let Err(error) = self.setup.reader.reload() {
             tracing::error!(%error, "cannot reload the index reader");
