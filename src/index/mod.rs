@@ -480,7 +480,16 @@ fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(source) => return Err(io_err(source)),
     };
-    std::fs::create_dir_all(data_dir).map_err(io_err)?;
+    if let Err(source) = std::fs::create_dir_all(data_dir) {
+        // A link to a folder that is gone: say where it points.
+        if let Ok(target) = std::fs::read_link(data_dir) {
+            return Err(io_err(std::io::Error::new(
+                source.kind(),
+                format!("it is a link to {target:?}, which does not exist"),
+            )));
+        }
+        return Err(io_err(source));
+    }
     if ours {
         std::fs::write(data_dir.join(".gitignore"), "*\n").map_err(io_err)?;
     }
@@ -665,6 +674,16 @@ pub(crate) fn indexed_brain(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_folder_that_links_to_nothing_says_so() {
+        let temp = tempfile::tempdir().unwrap();
+        let link = temp.path().join("data");
+        std::os::unix::fs::symlink(temp.path().join("gone"), &link).unwrap();
+        let said = prepare_data_dir(&link).unwrap_err().to_string();
+        assert!(said.contains("which does not exist"), "{said}");
+        assert!(said.contains("gone"), "{said}");
+    }
 
     #[test]
     fn tantivy_errors_are_said_in_words() {
