@@ -116,14 +116,7 @@ async fn a_damaged_store_answers_503_and_noggin_writes_nothing_into_it() {
 
     let server = TestServer::start(&brain).await;
     assert_damaged(&server, Method::GET, "/v1/sessions", None).await;
-    let status = server.status().await;
-    assert_eq!(status["healthy"], false, "{status}");
-    assert!(
-        status["session_store_error"]
-            .as_str()
-            .is_some_and(|e| e.contains("move it aside")),
-        "{status}"
-    );
+    assert_store_unhealthy(&server, "move it aside").await;
     assert_damaged(&server, Method::GET, "/v1/sessions/run-1/context", None).await;
     let event = json!({"type": "goal", "text": "write nothing"});
     assert_damaged(
@@ -255,14 +248,7 @@ async fn a_store_that_cannot_be_made_again_answers_503_until_it_can() {
             "{answer}"
         );
     }
-    let status = server.status().await;
-    assert_eq!(status["healthy"], false, "{status}");
-    assert!(
-        status["session_store_error"]
-            .as_str()
-            .is_some_and(|e| e.contains("not a folder")),
-        "{status}"
-    );
+    assert_store_unhealthy(&server, "not a folder").await;
 
     std::fs::remove_file(brain.data_dir()).expect("remove the file");
     let (status, answer) = post_goal(&server, "second", "kept").await;
@@ -314,14 +300,7 @@ async fn serve_starts_beside_a_file_that_is_no_store_and_leaves_it_as_it_is() {
         Some(event),
     )
     .await;
-    let status = server.status().await;
-    assert_eq!(status["healthy"], false, "{status}");
-    assert!(
-        status["session_store_error"]
-            .as_str()
-            .is_some_and(|e| e.contains("is not a noggin session store")),
-        "{status}"
-    );
+    assert_store_unhealthy(&server, "is not a noggin session store").await;
     assert_eq!(std::fs::read(&file).expect("still there"), noise);
 
     // Moved aside, a new store takes its place without a restart.
@@ -408,5 +387,18 @@ fn mcp_starts_beside_a_file_that_is_no_store() {
     assert_eq!(
         std::fs::read(brain.data_dir().join("sessions.sqlite")).expect("still there"),
         noise
+    );
+}
+
+/// `/v1/status` says noggin is unhealthy, with a session store error that
+/// says `says`.
+async fn assert_store_unhealthy(server: &TestServer, says: &str) {
+    let status = server.status().await;
+    assert_eq!(status["healthy"], false, "{status}");
+    assert!(
+        status["session_store_error"]
+            .as_str()
+            .is_some_and(|e| e.contains(says)),
+        "{status}"
     );
 }
