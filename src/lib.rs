@@ -38,6 +38,7 @@
 //! | an MCP tool | `mcp/mod.rs` (`/mcp` keeps no MCP sessions) |
 //! | connection and request-body time limits | `server/serve.rs` |
 //! | memory a live noggin gives back | `memory.rs` |
+//! | who may write a data folder, and for which brain | `index/owner.rs` |
 //! | session events, the working-context block, the pack, the window | `context/` |
 //! | a pattern of lost context; a transcript format | `trajectory/patterns.rs`; `trajectory/parse.rs` |
 //!
