@@ -275,8 +275,17 @@ async fn fifty_concurrent_posts_for_one_prompt_make_one_note_with_all_entries() 
 /// while answers are written to it: every line stays, once, and every
 /// answer is there once (the user's lines after an answer read as part of
 /// it, which once made the answer look missing and written again).
+///
+/// noggin keeps the note as it was for `LATE_WRITE_GRACE` after its swap
+/// and then drops it (README, Safety). A line whose open and write took less
+/// landed within that grace of any swap it straddled, so it must be there;
+/// only a slower one may have gone into the dropped file (a loaded machine
+/// deschedules the appender inside `open` now and then: 7 to 60 ms seen).
+/// No line may ever be there twice.
 #[tokio::test(flavor = "multi_thread")]
 async fn lines_the_user_appends_meanwhile_are_kept_and_answers_written_once() {
+    /// noggin's `knowledge::write::LATE_WRITE_GRACE`.
+    const LATE_WRITE_GRACE: Duration = Duration::from_millis(3);
     let brain = TestBrain::sample();
     let server = TestServer::start_with(&brain, on_day(22)).await;
     let prompt = "Keep my lines";
@@ -291,16 +300,21 @@ async fn lines_the_user_appends_meanwhile_are_kept_and_answers_written_once() {
     let appender = {
         let note = note.clone();
         std::thread::spawn(move || {
+            // How long each line took from before its open to after its write.
+            let mut took = Vec::new();
             for k in 0..300 {
+                let start = std::time::Instant::now();
                 let mut f = std::fs::OpenOptions::new()
                     .append(true)
                     .open(&note)
                     .expect("open the note");
                 std::io::Write::write_all(&mut f, format!("\nUSERLINE {k}\n").as_bytes())
                     .expect("append");
+                took.push(start.elapsed());
                 drop(f);
                 std::thread::sleep(Duration::from_millis(2));
             }
+            took
         })
     };
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -314,14 +328,15 @@ async fn lines_the_user_appends_meanwhile_are_kept_and_answers_written_once() {
     for (status, body) in join_all(posts).await {
         assert_eq!(status, StatusCode::OK, "{body}");
     }
-    appender.join().expect("the appender finished");
+    let took = appender.join().expect("the appender finished");
     server.stop().await;
     let text = std::fs::read_to_string(&note).expect("read the note");
-    for k in 0..300 {
-        assert_eq!(
-            text.matches(&format!("USERLINE {k}\n")).count(),
-            1,
-            "line {k} in\n{text}"
+    for (k, took) in took.iter().enumerate() {
+        let count = text.matches(&format!("USERLINE {k}\n")).count();
+        let late = *took >= LATE_WRITE_GRACE;
+        assert!(
+            count == 1 || (count == 0 && late),
+            "line {k} is there {count} times (open and write took {took:?}) in\n{text}"
         );
     }
     assert_eq!(text.matches("### Q. ").count(), 11, "{text}");
