@@ -328,19 +328,21 @@ async fn a_command_run_while_the_server_starts_leaves_its_index_alone() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let mut server = noggin()
-        .args(["serve", "--brain"])
-        .arg(brain.path())
-        .args([
-            "--addr",
-            &format!("127.0.0.1:{port}"),
-            "--today",
-            "2026-11-22",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start noggin serve");
+    let _server = Stopped(
+        noggin()
+            .args(["serve", "--brain"])
+            .arg(brain.path())
+            .args([
+                "--addr",
+                &format!("127.0.0.1:{port}"),
+                "--today",
+                "2026-11-22",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start noggin serve"),
+    );
     std::thread::sleep(Duration::from_millis(50));
     let remember = noggin()
         .args(["remember", "--brain"])
@@ -399,8 +401,6 @@ async fn a_command_run_while_the_server_starts_leaves_its_index_alone() {
             "no hits for {q}: {hits}"
         );
     }
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 // Multi-threaded: the test talks to the server with blocking sockets.
@@ -603,7 +603,7 @@ async fn out_of_file_descriptors_the_server_answers_503_and_recovers() {
         .expect("a free port")
         .port();
     let binary = env!("CARGO_BIN_EXE_noggin");
-    let mut server = noggin_under_fd_limit(binary, brain.path(), port);
+    let _server = Stopped(noggin_under_fd_limit(binary, brain.path(), port));
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::builder()
         .no_proxy()
@@ -657,8 +657,6 @@ async fn out_of_file_descriptors_the_server_answers_503_and_recovers() {
         assert!(Instant::now() < deadline, "the server did not recover");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 /// `noggin serve` with at most 100 open file descriptors.
@@ -675,4 +673,15 @@ fn noggin_under_fd_limit(binary: &str, brain: &Path, port: u16) -> std::process:
         .stderr(Stdio::null())
         .spawn()
         .expect("start noggin serve under a descriptor limit")
+}
+
+/// A server process this test started: killed when the test ends, also when
+/// an assertion fails first (else it would serve on after the suite).
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
