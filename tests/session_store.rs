@@ -74,11 +74,8 @@ fn damage_every_page_but_the_first(file: &Path) -> Vec<u8> {
     let mut bytes = std::fs::read(file).expect("read the store");
     let page = usize::from(u16::from_be_bytes([bytes[16], bytes[17]]));
     assert!(bytes.len() >= 4 * page, "a store of a few pages to damage");
-    let mut noise: u32 = 0x2545_f491;
-    for byte in &mut bytes[page..] {
-        noise = noise.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        *byte = (noise >> 24) as u8;
-    }
+    let len = bytes.len() - page;
+    bytes.splice(page.., noise(0x2545_f491, len));
     std::fs::write(file, &bytes).expect("write the damaged store");
     bytes
 }
@@ -259,15 +256,20 @@ async fn a_store_that_cannot_be_made_again_answers_503_until_it_can() {
     server.stop().await;
 }
 
+/// `len` bytes that look like nothing, the same for the same `seed`.
+fn noise(seed: u32, len: usize) -> Vec<u8> {
+    let mut state = seed;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
 /// 8 KB of bytes that are no SQLite database, at `file`; returns them.
 fn write_noise(file: &Path) -> Vec<u8> {
-    let mut noise: u32 = 0x9e37_79b9;
-    let bytes: Vec<u8> = (0..8192)
-        .map(|_| {
-            noise = noise.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (noise >> 24) as u8
-        })
-        .collect();
+    let bytes = noise(0x9e37_79b9, 8192);
     std::fs::create_dir_all(file.parent().expect("a folder")).expect("make the data folder");
     std::fs::write(file, &bytes).expect("write the noise");
     bytes
