@@ -8,7 +8,7 @@ use super::analyzer::{ANALYZER_NAME, CHARS_ANALYZER_NAME};
 
 /// Bumped whenever the schema, the analysis or what parsing stores changes;
 /// an index of another version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 /// Name of the fast field that numbers a passage's note.
 pub const NOTE_FIELD: &str = "note";
@@ -16,10 +16,9 @@ pub const NOTE_FIELD: &str = "note";
 /// Handles to the fields of [`build_schema`].
 #[derive(Clone, Copy)]
 pub struct Fields {
-    /// Note path relative to the brain; the delete key of a note.
+    /// Note path relative to the brain; the delete key of a note, and
+    /// what the folder filter reads (the paths under a folder).
     pub path: Field,
-    /// Every ancestor folder of the note ("a", "a/b"), for the folder filter.
-    pub folders: Field,
     /// Note title and aliases.
     pub title: Field,
     /// Heading path of the passage.
@@ -66,7 +65,6 @@ pub fn build_schema() -> (Schema, Fields) {
     );
     let fields = Fields {
         path: builder.add_text_field("path", exact.clone() | STORED),
-        folders: builder.add_text_field("folders", exact.clone()),
         title: builder.add_text_field("title", analyzed.clone()),
         heading: builder.add_text_field("heading", analyzed.clone()),
         tags: builder.add_text_field("tags", exact.clone() | STORED),

@@ -274,9 +274,17 @@ impl Index {
     /// Number of passages in notes under `folder` (relative to the brain).
     pub fn folder_sections(&self, folder: &str) -> u64 {
         let folder = folder.trim_matches('/');
-        self.searcher()
-            .doc_freq(&Term::from_field_text(self.fields().folders, folder))
-            .unwrap_or(0)
+        let mut sections = 0;
+        for segment in self.searcher().segment_readers() {
+            let counted = rank::paths_under(segment, self.fields().path, folder, |info| {
+                sections += u64::from(info.doc_freq);
+                Ok(())
+            });
+            if let Err(error) = counted {
+                tracing::warn!(%error, "cannot count the passages of a folder");
+            }
+        }
+        sections
     }
 
     /// The best `limit` passages for the given analyzed terms.
@@ -327,13 +335,13 @@ impl Index {
         ]
     }
 
-    /// The (field, value) pairs a filter requires; none for an empty filter.
-    fn filter_clauses(&self, filter: &SearchFilter) -> Vec<(Field, String)> {
+    /// The conditions a filter sets; none for an empty filter.
+    fn filter_clauses(&self, filter: &SearchFilter) -> Vec<rank::Clause> {
         let f = *self.fields();
         let mut clauses = Vec::new();
         if let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')) {
             if !folder.is_empty() {
-                clauses.push((f.folders, folder.to_string()));
+                clauses.push(rank::Clause::Under(folder.to_string()));
             }
         }
         if let Some(tag) = filter
@@ -341,10 +349,10 @@ impl Index {
             .as_deref()
             .and_then(crate::brain::parse::normalize_tag)
         {
-            clauses.push((f.tags, tag));
+            clauses.push(rank::Clause::Has(f.tags, tag));
         }
         if let Some(kind) = filter.kind {
-            clauses.push((f.kind, kind.to_string()));
+            clauses.push(rank::Clause::Has(f.kind, kind.to_string()));
         }
         clauses
     }

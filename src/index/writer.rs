@@ -813,7 +813,6 @@ fn prepare_text(
 
 /// The tantivy documents of a note: one per passage.
 fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDocument> {
-    let folders = ancestor_folders(&note.path);
     let created = note.created.map(|d| d.to_string()).unwrap_or_default();
     let note_id = xxhash_rust::xxh3::xxh3_64(note.path.as_bytes());
     note.sections
@@ -822,9 +821,6 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
         .map(|(ord, section)| {
             let mut doc = TantivyDocument::default();
             doc.add_text(f.path, &note.path);
-            for folder in &folders {
-                doc.add_text(f.folders, folder);
-            }
             doc.add_text(f.title, &note.title);
             for alias in &note.aliases {
                 doc.add_text(f.title, alias);
@@ -850,21 +846,8 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
         .collect()
 }
 
-/// "a/b/c.md" → ["a", "a/b"].
-fn ancestor_folders(path: &str) -> Vec<String> {
-    let mut folders = Vec::new();
-    let mut end = 0;
-    while let Some(i) = path[end..].find('/') {
-        end += i;
-        folders.push(path[..end].to_string());
-        end += 1;
-    }
-    folders
-}
-
 #[cfg(test)]
 mod tests {
-    use super::ancestor_folders;
     use crate::index::{Index, IndexOptions, IndexStatus};
 
     /// A writable index of `brain`, not yet reconciled.
@@ -1084,11 +1067,5 @@ mod tests {
         );
         let back: Manifest = serde_json::from_str(&json).unwrap();
         assert_eq!((back.schema, &back.notes["a.md"]), (5, &entry));
-    }
-
-    #[test]
-    fn ancestors_of_a_path() {
-        assert_eq!(ancestor_folders("a/b/c.md"), ["a", "a/b"]);
-        assert!(ancestor_folders("c.md").is_empty());
     }
 }
