@@ -9,6 +9,14 @@
 //! names the new files, waits for all of them together (tantivy syncs the
 //! directory first, [`Directory::sync_directory`]). A commit is as durable
 //! as before: nothing names a file that is not on the disk.
+//!
+//! The same holds for tantivy's list of the files it made
+//! (`.managed.json`), which it writes anew, atomically, for every new file:
+//! a dozen times as a cold index starts its segments, each write waiting
+//! for the disk on an indexing thread. Here it is replaced without waiting
+//! and made durable by the next sync. A crash before then leaves the list
+//! as it was or the new one: at worst a file of a commit that never
+//! happened is not on it, and stays on disk unused.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -23,6 +31,9 @@ use tantivy::directory::{
     WatchCallback, WatchHandle, WritePtr,
 };
 
+/// tantivy's list of the files it manages, in the index folder.
+const MANAGED_LIST: &str = ".managed.json";
+
 /// The index folder, with the files written since the last sync.
 #[derive(Clone, Debug)]
 pub struct IndexDirectory {
@@ -30,6 +41,9 @@ pub struct IndexDirectory {
     root: PathBuf,
     /// Files closed since the last sync, not yet known to be on the disk.
     unsynced: Arc<Mutex<Vec<File>>>,
+    /// The list of managed files as last written, when that write is not
+    /// yet known to be on the disk.
+    unsynced_list: Arc<Mutex<Option<File>>>,
 }
 
 impl IndexDirectory {
@@ -38,6 +52,7 @@ impl IndexDirectory {
             inner: MmapDirectory::open(root)?,
             root: root.to_path_buf(),
             unsynced: Arc::default(),
+            unsynced_list: Arc::default(),
         })
     }
 }
@@ -143,7 +158,17 @@ impl Directory for IndexDirectory {
     }
 
     fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        self.inner.atomic_write(path, data)
+        if path != Path::new(MANAGED_LIST) {
+            return self.inner.atomic_write(path, data);
+        }
+        // Written beside the list and renamed over it, as tantivy does (a
+        // crash may leave the same `.tmp…` file behind), but left to the
+        // next sync.
+        let mut temp = tempfile::Builder::new().tempfile_in(&self.root)?;
+        temp.write_all(data)?;
+        let file = temp.persist(self.root.join(path)).map_err(|e| e.error)?;
+        *lock(&self.unsynced_list) = Some(file);
+        Ok(())
     }
 
     fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
@@ -175,10 +200,14 @@ impl Directory for IndexDirectory {
     /// closed, so the first sync waits for the journal and the rest find
     /// little to do.
     fn sync_directory(&self) -> io::Result<()> {
-        let files = std::mem::take(&mut *lock(&self.unsynced));
+        let mut files = std::mem::take(&mut *lock(&self.unsynced));
+        let list = lock(&self.unsynced_list).take();
+        files.extend(list);
         if let Err(error) = files.iter().try_for_each(File::sync_data) {
-            // Not durable yet: the next sync tries them again.
-            lock(&self.unsynced).extend(files);
+            // Not durable yet: the next sync tries them again (the list
+            // too, unless a newer one was written meanwhile).
+            let mut unsynced = lock(&self.unsynced);
+            unsynced.extend(files);
             return Err(error);
         }
         self.inner.sync_directory()
@@ -207,5 +236,37 @@ mod tests {
             directory.open_write(Path::new("a.bin")),
             Err(OpenWriteError::FileAlreadyExists(_))
         ));
+    }
+
+    #[test]
+    fn the_list_of_managed_files_waits_for_the_next_sync_and_the_commit_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let directory = IndexDirectory::open(dir.path()).unwrap();
+        for list in [&b"[\"a.idx\"]"[..], b"[\"a.idx\",\"a.term\"]"] {
+            directory
+                .atomic_write(Path::new(MANAGED_LIST), list)
+                .unwrap();
+            assert_eq!(std::fs::read(dir.path().join(MANAGED_LIST)).unwrap(), list);
+        }
+        // Only the last list waits; no temporary file is left.
+        assert!(lock(&directory.unsynced_list).is_some());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [MANAGED_LIST]);
+        // The commit's own file is written as tantivy writes it, durable
+        // at once: it is no list that waits.
+        directory
+            .atomic_write(Path::new("meta.json"), b"{}")
+            .unwrap();
+        assert!(lock(&directory.unsynced).is_empty());
+        assert!(lock(&directory.unsynced_list).is_some());
+        directory.sync_directory().unwrap();
+        assert!(lock(&directory.unsynced_list).is_none());
+        assert_eq!(
+            directory.atomic_read(Path::new(MANAGED_LIST)).unwrap(),
+            b"[\"a.idx\",\"a.term\"]"
+        );
     }
 }
