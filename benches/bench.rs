@@ -13,7 +13,8 @@
 //! cold indexing, a warm start with nothing changed, how long an edit on disk
 //! takes to become searchable while the watcher runs, search latency over
 //! queries drawn from the notes themselves, the peak memory of it all, and
-//! then the analyzer alone over the notes' text (tokens/s on one thread).
+//! then the analyzer and the parser alone over the notes' text (tokens/s and
+//! µs a note on one thread).
 //!
 //! `research` serves a vault (default: the Obsidian help vault, all four
 //! languages as one brain) copied to a temp dir with the real HTTP server and
@@ -388,9 +389,14 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
     // RSS is read (the notes' text is held for it): the notes' text,
     // best of three passes through one analyzer (its stem cache starts
     // empty, as an indexing thread's does).
-    let texts: Vec<String> = files
+    let texts: Vec<(&str, String)> = files
         .iter()
-        .filter_map(|f| std::fs::read_to_string(&f.abs_path).ok())
+        .filter_map(|f| {
+            Some((
+                f.rel_path.as_str(),
+                std::fs::read_to_string(&f.abs_path).ok()?,
+            ))
+        })
         .collect();
     let mut best = Duration::MAX;
     let mut tokens = 0usize;
@@ -398,7 +404,7 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
         let mut analyzer = noggin::index::analyzer::text_analyzer();
         let started = Instant::now();
         tokens = 0;
-        for text in &texts {
+        for (_, text) in &texts {
             let mut stream = analyzer.token_stream(text);
             while stream.advance() {
                 tokens += 1;
@@ -410,6 +416,26 @@ fn bench_index(source: &Path) -> anyhow::Result<()> {
         "analyzer:            {:.1} ms  ({tokens} tokens; {:.1} M tokens/s on one thread)",
         ms(best),
         tokens as f64 / best.as_secs_f64() / 1e6
+    );
+
+    // The parser alone (Markdown into passages, every note a cold index
+    // reads), best of three passes on one thread.
+    let mut best = Duration::MAX;
+    let mut sections = 0usize;
+    for _ in 0..3 {
+        let started = Instant::now();
+        sections = 0;
+        for (path, text) in &texts {
+            sections += noggin::brain::parse_note(path, text).sections.len();
+        }
+        best = best.min(started.elapsed());
+    }
+    let text_bytes: usize = texts.iter().map(|(_, t)| t.len()).sum();
+    println!(
+        "parser:              {:.1} ms  ({sections} sections; {:.1} µs a note, {:.0} MB/s on one thread)",
+        ms(best),
+        best.as_secs_f64() * 1e6 / texts.len().max(1) as f64,
+        text_bytes as f64 / best.as_secs_f64() / 1e6
     );
     Ok(())
 }
