@@ -315,81 +315,171 @@ async fn serve_starts_beside_a_file_that_is_no_store_and_leaves_it_as_it_is() {
     assert_eq!(aside.expect("the file moved aside"), noise);
 }
 
-/// `noggin mcp` beside a file that is no store: it starts, its search
-/// answers, and `session_events` says what is wrong.
-#[test]
-fn mcp_starts_beside_a_file_that_is_no_store() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
-    use std::time::Duration;
+/// A `noggin mcp` of a brain, spoken to in JSON-RPC on its stdin and
+/// stdout; killed if a test ends before it.
+struct McpChild {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
 
-    let brain = TestBrain::sample();
-    let noise = write_noise(&brain.data_dir().join("sessions.sqlite"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_noggin"))
-        .env("NOGGIN_NO_MODEL", "1")
-        .env_remove("NOGGIN_DATA_DIR")
-        .env("RUST_LOG", "warn")
-        .args(["mcp", "--brain"])
-        .arg(brain.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start noggin mcp");
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let (lines_tx, lines) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().expect("stdout is piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let mut send = |message: Value| {
+impl McpChild {
+    /// Starts `noggin mcp` of `brain` and initializes the MCP session.
+    fn start(brain: &TestBrain) -> McpChild {
+        use std::io::{BufRead, BufReader};
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_noggin"))
+            .env("NOGGIN_NO_MODEL", "1")
+            .env_remove("NOGGIN_DATA_DIR")
+            .env("RUST_LOG", "warn")
+            .args(["mcp", "--brain"])
+            .arg(brain.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start noggin mcp");
+        let stdin = child.stdin.take();
+        let (lines_tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = lines_tx.send(line);
+            }
+        });
+        let mut mcp = McpChild {
+            child,
+            stdin,
+            lines,
+        };
+        mcp.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-03-26", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+        let init = mcp.answer_to(1);
+        assert!(init["result"].is_object(), "{init}");
+        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, message: Value) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin still open");
         writeln!(stdin, "{message}").expect("write to noggin mcp");
-    };
-    let answer_to = |id: u64| -> Value {
+    }
+
+    /// Calls a tool and returns the answer.
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        self.answer_to(id)
+    }
+
+    fn answer_to(&self, id: u64) -> Value {
         loop {
-            let line = lines
-                .recv_timeout(Duration::from_secs(60))
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(60))
                 .expect("noggin mcp answers");
             let answer: Value = serde_json::from_str(&line).expect("JSON-RPC");
             if answer["id"] == id {
                 return answer;
             }
         }
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"}}}),
-    );
-    let init = answer_to(1);
-    assert!(init["result"].is_object(), "{init}");
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "search", "arguments": {"q": "deploy"}}}));
-    let search = answer_to(2);
+    }
+
+    /// Closes its input and waits for it to end.
+    fn end_input(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().expect("noggin mcp ends with its input")
+    }
+
+    /// Sends it `signal` and waits for it to end; its input stays open.
+    fn end_by(mut self, signal: i32) -> std::process::ExitStatus {
+        let pid = self.child.id() as i32;
+        // SAFETY: a plain system call on the pid of a child not yet waited for.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal noggin mcp");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for noggin mcp") {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "noggin mcp still runs 30 s after signal {signal}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for McpChild {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `noggin mcp` beside a file that is no store: it starts, its search
+/// answers, and `session_events` says what is wrong.
+#[test]
+fn mcp_starts_beside_a_file_that_is_no_store() {
+    let brain = TestBrain::sample();
+    let noise = write_noise(&brain.data_dir().join("sessions.sqlite"));
+    let mut mcp = McpChild::start(&brain);
+    let search = mcp.call(2, "search", json!({"q": "deploy"}));
     assert_ne!(search["result"]["isError"], true, "{search}");
     let found = search["result"]["structuredContent"]["hits"]
         .as_array()
         .map_or(0, Vec::len);
     assert!(found > 0, "{search}");
-    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "session_events", "arguments": {
-            "session": "run", "events": [{"type": "goal", "text": "refused"}]}}}));
-    let events = answer_to(3);
+    let events = mcp.call(
+        3,
+        "session_events",
+        json!({"session": "run", "events": [{"type": "goal", "text": "refused"}]}),
+    );
     assert_eq!(events["result"]["isError"], true, "{events}");
     assert!(
         events.to_string().contains("session-store-damaged"),
         "{events}"
     );
-    drop(stdin);
-    let status = child.wait().expect("noggin mcp ends with its input");
+    let status = mcp.end_input();
     assert!(status.success(), "{status:?}");
     assert_eq!(
         std::fs::read(brain.data_dir().join("sessions.sqlite")).expect("still there"),
         noise
     );
+}
+
+/// An assistant that ends the `noggin mcp` it started with a signal rather
+/// than by closing its input: it stops cleanly, and the store's file alone
+/// holds the sessions it was told of.
+#[test]
+fn mcp_ended_by_a_signal_leaves_every_session_in_the_store_file() {
+    let signals = [
+        (libc::SIGTERM, "terminated"),
+        (libc::SIGINT, "interrupted"),
+        (libc::SIGHUP, "hung-up"),
+    ];
+    for (signal, session) in signals {
+        let brain = TestBrain::sample();
+        let mut mcp = McpChild::start(&brain);
+        let events = mcp.call(
+            2,
+            "session_events",
+            json!({"session": session, "events": [{"type": "goal", "text": "ship it"}]}),
+        );
+        assert_ne!(events["result"]["isError"], true, "{events}");
+        let status = mcp.end_by(signal);
+        assert!(status.success(), "signal {signal}: {status:?}");
+        assert_eq!(
+            sessions_in_the_file_alone(&brain.data_dir().join("sessions.sqlite")),
+            [session]
+        );
+    }
 }
 
 /// `/v1/status` says noggin is unhealthy, with a session store error that

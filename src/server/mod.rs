@@ -191,7 +191,7 @@ pub async fn run(
     Ok(())
 }
 
-/// Listens for Ctrl-C and SIGTERM from the moment it is called and resolves
+/// Listens for Ctrl-C, SIGTERM and SIGHUP from the moment it is called and resolves
 /// on the first of them. The handlers are installed here, not when the future
 /// is first polled: a signal sent as soon as `serve` says where it listens
 /// (or while the accept loop is busy) still stops it cleanly instead of
@@ -214,10 +214,13 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     };
     let interrupt = listen(SignalKind::interrupt(), "Ctrl-C");
     let terminate = listen(SignalKind::terminate(), "SIGTERM");
+    // The terminal it ran in was closed.
+    let hangup = listen(SignalKind::hangup(), "SIGHUP");
     async move {
         tokio::select! {
             () = interrupt => {},
             () = terminate => {},
+            () = hangup => {},
         }
         tracing::info!("shutting down");
     }
