@@ -101,6 +101,45 @@ async fn one_note_that_states_the_day_answers_which_day() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A note's own questions ask, they state nothing: a list of open points
+/// is no answer to the same questions, nor is the request an answer note
+/// quotes; the answer after a FAQ's question still is.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_written_in_a_note_is_no_answer_to_it() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Ideas/Brochure.md",
+        "# Brochure todo\n\nOpen points for the brochure.\n\n\
+         - Which colour is the vault door?\n- Who writes the copy?\n",
+    );
+    brain.write(
+        "Ideas/브로셔.md",
+        "# 브로셔 할 일\n\n- 금고 문은 무슨 색인가요?\n- 문구는 누가 쓰나요？\n",
+    );
+    brain.write(
+        "FAQ.md",
+        "# FAQ\n\nWhen is the office closed for the summer? \
+         The office is closed for the summer from 1 to 15 August.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let failures = check(
+        &server,
+        &[
+            ("Which colour is the vault door?", Open),
+            ("Who writes the copy?", Open),
+            ("금고 문은 무슨 색인가요?", Open),
+            ("문구는 누가 쓰나요?", Open),
+            (
+                "When is the office closed for the summer?",
+                Answer("FAQ.md", "1 to 15 August"),
+            ),
+        ],
+    )
+    .await;
+    server.stop().await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// A "who" question answered from a note about someone, whose sentence
 /// does not name them, names them from the note's title.
 #[tokio::test(flavor = "multi_thread")]

@@ -124,6 +124,11 @@ pub struct SectionTokens {
     /// Whether all of each sentence is struck through (`~~…~~`): no longer
     /// so, never an answer or part of one.
     struck: Vec<bool>,
+    /// Whether each sentence is a question: it asks, it states nothing, so
+    /// it is never an answer or part of one (a note of open questions, the
+    /// request an answer note quotes), though its words are context for
+    /// the sentences around it (a FAQ's answer after its question).
+    asks: Vec<bool>,
 }
 
 /// Passages whose words are kept between requests; beyond it the cache
@@ -205,6 +210,10 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         })
         .collect();
     let context_line = context_lines(&table_row, &title_like);
+    let asks: Vec<bool> = sentences()
+        .zip(&table_row)
+        .map(|(sentence, &row)| !row && is_question(sentence))
+        .collect();
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
         heading_offers: Offers::of(own_heading(&section.heading)),
@@ -218,6 +227,7 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         context_line,
         word_count,
         struck,
+        asks,
         spans,
         words,
         content,
@@ -267,6 +277,17 @@ fn unstruck<'a>(
 /// True for a table row as the parser writes it: cells ending in " | ".
 fn is_table_row(line: &str) -> bool {
     line.trim_end().ends_with('|') && line.contains(" | ")
+}
+
+/// True for a sentence that ends with a question mark (before any closing
+/// quote, bracket or emphasis).
+fn is_question(sentence: &str) -> bool {
+    sentence
+        .trim_end()
+        .trim_end_matches([
+            '"', '\'', ')', ']', '”', '’', '*', '_', '~', '」', '』', '）',
+        ])
+        .ends_with(['?', '？'])
 }
 
 /// True when a line ends like a statement (or opens a list).
@@ -779,9 +800,10 @@ pub fn score_candidates(
             .into_iter()
             .enumerate()
         {
-            // Titles and table header rows are context for what follows
-            // them, not answers.
-            if tokens[at].title_like[i] || tokens[at].struck[i] || is_header_row(&tokens[at], i) {
+            // Titles, questions and table header rows are context for what
+            // follows them, not answers.
+            let t = &tokens[at];
+            if t.title_like[i] || t.struck[i] || t.asks[i] || is_header_row(t, i) {
                 continue;
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
@@ -929,7 +951,7 @@ fn score_sentences(
     let short_factor =
         1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
     // A title line is never part of an answer.
-    let usable = |j: usize| !tokens.title_like[j] && !tokens.struck[j];
+    let usable = |j: usize| !tokens.title_like[j] && !tokens.struck[j] && !tokens.asks[j];
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let context = tokens.context_line[i];
