@@ -220,7 +220,7 @@ pub struct DoorArgs {
     )]
     pub body_timeout_ms: u64,
 
-    /// Connections served at once; more are answered 503.
+    /// Connections served at once (1 to 1,000,000); more are answered 503.
     #[arg(
         long,
         env = "NOGGIN_MAX_CONNECTIONS",
@@ -229,6 +229,10 @@ pub struct DoorArgs {
     )]
     pub max_connections: usize,
 }
+
+/// The most `--max-connections` takes: far more than one machine serves,
+/// and within what the connection limit can count.
+const MAX_CONNECTIONS: usize = 1_000_000;
 
 impl DoorArgs {
     /// Checks the door flags of a server listening on `addr`.
@@ -256,6 +260,9 @@ impl DoorArgs {
             anyhow::bail!(
                 "--header-timeout-ms, --body-timeout-ms and --max-connections must be at least 1"
             );
+        }
+        if self.max_connections > MAX_CONNECTIONS {
+            anyhow::bail!("--max-connections must be at most {MAX_CONNECTIONS}");
         }
         Ok((
             DoorRules::new(addr, &self.allowed_hosts, &self.allowed_origins),
@@ -513,6 +520,9 @@ impl ServeArgs {
                  set --token (or NOGGIN_TOKEN), or listen on 127.0.0.1",
                 self.addr
             );
+        }
+        if self.max_body_bytes == 0 {
+            anyhow::bail!("--max-body-bytes must be at least 1");
         }
         let poll_interval = self.follow.poll_interval()?;
         let research = self.research.research_settings(&self.brain.brain)?;
@@ -993,6 +1003,9 @@ mod tests {
             ["--allowed-origin", "https://app.example/path"],
             ["--header-timeout-ms", "0"],
             ["--max-connections", "0"],
+            ["--max-connections", "1000001"],
+            ["--max-connections", "18446744073709551615"],
+            ["--max-body-bytes", "0"],
         ] {
             assert!(serve(&bad).is_err(), "{bad:?}");
         }
