@@ -252,8 +252,11 @@ impl Knowledge {
                 Some(SkipReason::Empty)
             } else if self.is_self_research(given) {
                 Some(SkipReason::SelfResearch)
-            } else if answer.trim_start().chars().count() < settings.min_answer_chars {
-                // Counted without the indentation that clean_block keeps.
+            } else if answer.trim().is_empty()
+                || answer.trim_start().chars().count() < settings.min_answer_chars
+            {
+                // Counted without the indentation that clean_block keeps; an
+                // answer of nothing is too short whatever the minimum.
                 Some(SkipReason::TooShort)
             } else {
                 None
@@ -398,6 +401,28 @@ mod tests {
             ..Settings::default()
         };
         (dir, Knowledge::new(&root, settings))
+    }
+
+    #[tokio::test]
+    async fn an_empty_answer_is_never_saved_even_without_a_minimum() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let settings = Settings {
+            min_answer_chars: 0,
+            ..Settings::default()
+        };
+        let knowledge = Knowledge::new(&root, settings);
+        let outcome = knowledge
+            .remember(
+                "Plan the release",
+                &[answer("Who signs off?", ""), answer("Who else?", " \n\t ")],
+            )
+            .await
+            .unwrap();
+        assert!(outcome.saved.is_empty(), "{outcome:?}");
+        let reasons: Vec<SkipReason> = outcome.skipped.iter().map(|s| s.reason).collect();
+        assert_eq!(reasons, [SkipReason::TooShort, SkipReason::TooShort]);
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
     }
 
     #[tokio::test]
