@@ -127,6 +127,16 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
             continue;
         }
         let Some(rel_path) = relative_path(root, entry.path()) else {
+            // noggin names notes by their paths as text: a note whose name
+            // is no UTF-8 cannot be one, which is said rather than hidden.
+            let named_as_note = entry
+                .path()
+                .extension()
+                .is_some_and(|e| e == "md" || e == "markdown");
+            if named_as_note && entry.path().to_str().is_none() {
+                tracing::warn!(path = %entry.path().display(), "skipping a note whose name is not UTF-8; rename it to index it");
+                report.unreadable += 1;
+            }
             continue;
         };
         if is_note_path(&rel_path) {
@@ -409,6 +419,23 @@ mod tests {
         assert!(stat_note(&root, "sub/also.markdown", 1024)
             .unwrap()
             .is_some());
+    }
+
+    /// A note whose name is not UTF-8 cannot be indexed under its path:
+    /// it is counted as unreadable (and logged), not silently left out.
+    #[test]
+    fn a_note_whose_name_is_not_utf8_is_counted_unreadable() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(root.join("keep.md"), "# Keep").unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+        std::fs::write(root.join(name), "# Cafe").unwrap();
+        std::fs::write(root.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")), "no").unwrap();
+        let (notes, report) = list_notes(&root).unwrap();
+        let paths: Vec<&str> = notes.iter().map(|n| n.rel_path.as_str()).collect();
+        assert_eq!(paths, ["keep.md"]);
+        assert_eq!(report.unreadable, 1);
     }
 
     #[test]
