@@ -418,6 +418,30 @@ fn serve_refuses_a_public_address_without_a_token() {
     );
 }
 
+/// An input that ends before any client says hello (a probe, `< /dev/null`)
+/// is a clean end of `noggin mcp`, as the end of its input is later.
+#[test]
+fn mcp_whose_input_ends_at_once_ends_cleanly() {
+    let brain = TestBrain::sample();
+    let mut child = noggin()
+        .args(["mcp", "--brain", path_arg(&brain)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start noggin mcp");
+    let status = wait_for_exit(&mut child, DEADLINE);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(out, "", "nothing but MCP on stdout");
+}
+
 #[test]
 fn serve_stops_cleanly_on_sigterm() {
     let brain = TestBrain::sample();

@@ -351,10 +351,16 @@ impl ServerHandler for NogginMcp {
 
 /// Serves MCP on stdin/stdout until the client goes away.
 pub async fn serve_stdio(app: Noggin) -> anyhow::Result<()> {
-    let service = NogginMcp::new(app)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot start MCP on stdio: {e}"))?;
+    let service = match NogginMcp::new(app).serve(rmcp::transport::stdio()).await {
+        Ok(service) => service,
+        // The input ended before a client said hello (a probe, `< /dev/null`):
+        // a clean end, as the end of the input is later.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("MCP input ended before a client initialized");
+            return Ok(());
+        }
+        Err(e) => anyhow::bail!("cannot start MCP on stdio: {e}"),
+    };
     service
         .waiting()
         .await
