@@ -31,7 +31,8 @@ pub struct SessionEventsRequest {
     /// objects with a `type`: `user_message` and `goal` (`text`),
     /// `tool_call` (`tool`, `arguments` naming file paths), `progress`,
     /// `failure` (`kind`: build, test or other; `text`), `resolved`,
-    /// `decision`.
+    /// `decision`. Goal, progress and decision texts and tool names are at
+    /// most 2,000 characters, a user message 20,000.
     pub events: Vec<Value>,
 }
 

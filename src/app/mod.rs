@@ -705,8 +705,14 @@ fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
     }
 }
 
-/// The address of a note's rendered page, each segment percent-encoded.
+/// The address of a note's rendered page.
 pub fn note_link(rel_path: &str) -> String {
+    format!("/notes/{}", encoded_path(rel_path))
+}
+
+/// A note's path as it stands in a URI: each segment percent-encoded (all
+/// but letters, digits and `-_.~`), the slashes kept.
+pub fn encoded_path(rel_path: &str) -> String {
     use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
     const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
         .remove(b'-')
@@ -717,5 +723,5 @@ pub fn note_link(rel_path: &str) -> String {
         .split('/')
         .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
         .collect();
-    format!("/notes/{}", segments.join("/"))
+    segments.join("/")
 }

@@ -35,7 +35,8 @@ use crate::context::window::{Window, WindowRequest};
 use crate::research::{ResearchRequest, ResearchResponse};
 use crate::trajectory::Analysis;
 
-/// Resource URIs of notes: `note:///<path>`.
+/// Resource URIs of notes: `note:///<path>`, the path percent-encoded
+/// ([`app::encoded_path`]); a path read back is decoded.
 const NOTE_URI_PREFIX: &str = "note:///";
 /// Notes listed per page of `resources/list`.
 const RESOURCES_PER_PAGE: usize = 500;
@@ -307,7 +308,8 @@ impl ServerHandler for NogginMcp {
             .skip(start)
             .take(RESOURCES_PER_PAGE)
             .map(|(path, size)| {
-                Resource::new(format!("{NOTE_URI_PREFIX}{path}"), path.clone())
+                let uri = format!("{NOTE_URI_PREFIX}{}", app::encoded_path(path));
+                Resource::new(uri, path.clone())
                     .with_mime_type("text/markdown")
                     .with_size(*size)
             })

@@ -145,9 +145,15 @@ async def exercise(session):
     resources = (await session.list_resources()).resources
     uris = [str(r.uri) for r in resources]
     check(any(u.endswith("Alignment%20Knowledge") or "Alignment" in u for u in uris), f"notes are resources: {uris[:5]}")
+    # URIs, not raw paths: a note's name with a space, '%' or Hangul in it
+    # is percent-encoded, and reads back as the note.
+    check(all(" " not in u and u.isascii() for u in uris), f"resource URIs are encoded: {uris[:5]}")
     first = next(u for u in uris if u.endswith(".md"))
     read = await session.read_resource(first)
     check(len(read.contents) == 1 and read.contents[0].text, f"a note resource reads: {first}")
+    korean = next(u for u in uris if "%ED%95%9C%EA%B5%AD%EC%96%B4" in u)
+    read = await session.read_resource(korean)
+    check(len(read.contents) == 1 and read.contents[0].text, f"a Korean note reads: {korean}")
     found["resources"] = len(uris)
     return found
 
