@@ -174,11 +174,7 @@ fn start_native(
         None,
         move |result: DebounceEventResult| match result {
             Ok(events) => {
-                let paths = events
-                    .iter()
-                    .filter(|e| is_change(&e.kind))
-                    .flat_map(|e| e.paths.iter());
-                if let Some(change) = classify_paths(&root_owned, paths) {
+                if let Some(change) = change_of(&root_owned, &events) {
                     sink(change);
                 }
             }
@@ -260,6 +256,25 @@ fn follow_the_folder_at(
     }
 }
 
+/// What a batch of debounced events asks of the index. Events the kernel
+/// could not queue (its queue overflowed: the brain changed faster than
+/// noggin read, on a loaded or suspended machine) are lost, and the
+/// watcher says so with an event that asks for a rescan: then the whole
+/// brain is compared, since any note may have changed unseen.
+fn change_of(root: &Path, events: &[notify_debouncer_full::DebouncedEvent]) -> Option<Change> {
+    if events.iter().any(|e| e.need_rescan()) {
+        tracing::warn!(
+            "file events were lost (the kernel's queue overflowed); comparing the whole brain"
+        );
+        return Some(Change::Rescan);
+    }
+    let paths = events
+        .iter()
+        .filter(|e| is_change(&e.kind))
+        .flat_map(|e| e.paths.iter());
+    classify_paths(root, paths)
+}
+
 /// False for events that only report reading (a file or folder opened, read
 /// or closed unwritten): noggin's own scans cause those, and treating them as
 /// changes would make every rescan trigger the next one.
@@ -326,6 +341,27 @@ mod tests {
         for (paths, expected) in cases {
             assert_eq!(classify_paths(root, paths.iter()), expected, "{paths:?}");
         }
+    }
+
+    #[test]
+    fn lost_events_ask_for_a_rescan() {
+        use notify::event::{Flag, ModifyKind};
+        use notify_debouncer_full::DebouncedEvent;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let edit = DebouncedEvent::new(
+            notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("a.md")),
+            std::time::Instant::now(),
+        );
+        let overflow = DebouncedEvent::new(
+            notify::Event::new(EventKind::Other).set_flag(Flag::Rescan),
+            std::time::Instant::now(),
+        );
+        assert_eq!(
+            change_of(root, std::slice::from_ref(&edit)),
+            Some(Change::Notes(vec!["a.md".into()]))
+        );
+        assert_eq!(change_of(root, &[edit, overflow]), Some(Change::Rescan));
     }
 
     #[test]
