@@ -2,19 +2,20 @@
 //!
 //! The whole brain folder is watched recursively (folders, not files, because
 //! editors save by writing a temporary file and renaming it over the note).
-//! Events are debounced for about 250 ms and turned into [`Change`]s: note
-//! paths to re-read, or a rescan when a folder moved. If the native watcher
+//! Events are gathered until the brain has been quiet for 250 ms (or for at
+//! most a second, so that a note saved again and again is still followed)
+//! and turned into [`Change`]s: note paths to re-read, or a rescan when a
+//! folder moved or events were lost. If the native watcher
 //! cannot start or fails later (the inotify limit, say), noggin falls back to
 //! rescanning periodically and says so in its status.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode};
-use notify::{EventKind, RecursiveMode};
-use notify_debouncer_full::{new_debouncer_opt, DebounceEventResult, RecommendedCache};
+use notify::{EventKind, RecursiveMode, Watcher as _};
 use serde::Serialize;
 
 use super::scan::{is_note_path, relative_path};
@@ -53,8 +54,7 @@ pub struct WatchState {
 
 type Sink = Arc<dyn Fn(Change) + Send + Sync>;
 
-type NativeDebouncer =
-    notify_debouncer_full::Debouncer<notify::RecommendedWatcher, RecommendedCache>;
+type NativeWatcher = notify::RecommendedWatcher;
 
 /// Keeps the watcher (or poller) alive; dropping it stops following changes.
 pub struct Watcher {
@@ -79,8 +79,13 @@ impl Watcher {
     }
 }
 
-/// Debounce window for file events.
-const DEBOUNCE_MS: u64 = 250;
+/// File events are handed on once the brain has been quiet this long (a
+/// save is a burst of events: a temporary file written, renamed, closed).
+const QUIET: Duration = Duration::from_millis(250);
+/// ... or once the first of them has waited this long, so that a note
+/// saved again and again (more often than [`QUIET`]) is still indexed as
+/// it goes, about every second, rather than only when the saves stop.
+const MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// Starts following the brain at `root` (canonical); `sink` receives changes
 /// on a background thread.
@@ -163,45 +168,106 @@ fn start_native(
     poll_interval: Duration,
     sink: Sink,
 ) -> Result<Box<dyn std::any::Any + Send>, notify::Error> {
-    let root_owned = root.to_path_buf();
-    let rescan = sink.clone();
-    let state_for_events = state.clone();
-    let stop_for_events = stop.clone();
+    let (events_tx, events) = mpsc::channel::<notify::Result<notify::Event>>();
     // Symlinks are no notes (`scan`); following them would also watch one
     // folder under two paths, and report its changes under the link's.
-    let mut debouncer: NativeDebouncer = new_debouncer_opt(
-        Duration::from_millis(DEBOUNCE_MS),
-        None,
-        move |result: DebounceEventResult| match result {
-            Ok(events) => {
-                if let Some(change) = change_of(&root_owned, &events) {
-                    sink(change);
-                }
-            }
-            Err(errors) => {
-                let reason = errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                tracing::warn!(%reason, "file watcher reported errors; rescanning periodically");
-                start_polling(
-                    &state_for_events,
-                    &stop_for_events,
-                    poll_interval,
-                    sink.clone(),
-                    &format!("watcher failed: {reason}"),
-                );
-                sink(Change::Rescan);
-            }
+    let mut watcher = NativeWatcher::new(
+        move |event| {
+            let _ = events_tx.send(event);
         },
-        RecommendedCache::new(),
         notify::Config::default().with_follow_symlinks(false),
     )?;
-    debouncer.watch(root, RecursiveMode::Recursive)?;
-    let debouncer = Arc::new(Mutex::new(debouncer));
-    follow_the_folder_at(root, &debouncer, stop, poll_interval, rescan);
-    Ok(Box::new(debouncer))
+    watcher.watch(root, RecursiveMode::Recursive)?;
+    let root_owned = root.to_path_buf();
+    let (state_for_events, stop_for_events) = (state.clone(), stop.clone());
+    let rescan = sink.clone();
+    let spawned = std::thread::Builder::new()
+        .name("noggin-watch".to_string())
+        .spawn(move || {
+            let mut pending = Pending::default();
+            loop {
+                let wait = pending.due_in(Instant::now()).unwrap_or(Duration::from_secs(3600));
+                match events.recv_timeout(wait) {
+                    Ok(Ok(event)) => pending.add(&event, Instant::now()),
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, "file watcher reported an error; rescanning periodically");
+                        start_polling(
+                            &state_for_events,
+                            &stop_for_events,
+                            poll_interval,
+                            sink.clone(),
+                            &format!("watcher failed: {error}"),
+                        );
+                        sink(Change::Rescan);
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    // The watcher was dropped: noggin stops following.
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                if stop_for_events.load(Ordering::Relaxed) {
+                    break;
+                }
+                if pending.due_in(Instant::now()) == Some(Duration::ZERO) {
+                    if let Some(change) = pending.take(&root_owned) {
+                        sink(change);
+                    }
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        return Err(notify::Error::io(error));
+    }
+    let watcher = Arc::new(Mutex::new(watcher));
+    follow_the_folder_at(root, &watcher, stop, poll_interval, rescan);
+    Ok(Box::new(watcher))
+}
+
+/// File events not yet handed on: the paths they name, whether some were
+/// lost, and when the first and the last came.
+#[derive(Default)]
+struct Pending {
+    paths: Vec<PathBuf>,
+    rescan: bool,
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl Pending {
+    fn add(&mut self, event: &notify::Event, now: Instant) {
+        if event.need_rescan() {
+            self.rescan = true;
+        } else if is_change(&event.kind) {
+            self.paths.extend(event.paths.iter().cloned());
+        } else {
+            return;
+        }
+        self.first.get_or_insert(now);
+        self.last = Some(now);
+    }
+
+    /// How long until what is pending is due ([`QUIET`] after the last
+    /// event, [`MAX_WAIT`] after the first, whichever comes first); `None`
+    /// when nothing is.
+    fn due_in(&self, now: Instant) -> Option<Duration> {
+        let (first, last) = (self.first?, self.last?);
+        let due = (last + QUIET).min(first + MAX_WAIT);
+        Some(due.saturating_duration_since(now))
+    }
+
+    /// What the pending events ask of the index, and a fresh start.
+    fn take(&mut self, root: &Path) -> Option<Change> {
+        let pending = std::mem::take(self);
+        if pending.rescan {
+            // The kernel's queue overflowed: the brain changed faster than
+            // noggin read (a loaded or suspended machine), and any note may
+            // have changed unseen.
+            tracing::warn!(
+                "file events were lost (the kernel's queue overflowed); comparing the whole brain"
+            );
+            return Some(Change::Rescan);
+        }
+        classify_paths(root, pending.paths.iter())
+    }
 }
 
 /// Identifies a folder on its disk, whatever its path.
@@ -219,7 +285,7 @@ fn folder_identity(path: &Path) -> Option<(u64, u64)> {
 /// folder there is watched in the old one's place and compared in full.
 fn follow_the_folder_at(
     root: &Path,
-    debouncer: &Arc<Mutex<NativeDebouncer>>,
+    watcher: &Arc<Mutex<NativeWatcher>>,
     stop: &Arc<AtomicBool>,
     interval: Duration,
     sink: Sink,
@@ -227,7 +293,7 @@ fn follow_the_folder_at(
     let Some(mut watched) = folder_identity(root) else {
         return;
     };
-    let (root, debouncer, stop) = (root.to_path_buf(), debouncer.clone(), stop.clone());
+    let (root, watcher, stop) = (root.to_path_buf(), watcher.clone(), stop.clone());
     let spawned = std::thread::Builder::new()
         .name("noggin-brain-path".to_string())
         .spawn(move || loop {
@@ -239,10 +305,10 @@ fn follow_the_folder_at(
                 continue;
             };
             {
-                let mut debouncer = debouncer.lock().expect("watcher lock poisoned");
+                let mut watcher = watcher.lock().expect("watcher lock poisoned");
                 // The old folder's watches go first: it may live on elsewhere.
-                let _ = debouncer.unwatch(&root);
-                if let Err(error) = debouncer.watch(&root, RecursiveMode::Recursive) {
+                let _ = watcher.unwatch(&root);
+                if let Err(error) = watcher.watch(&root, RecursiveMode::Recursive) {
                     tracing::warn!(%error, "cannot watch the brain's new folder");
                     continue;
                 }
@@ -254,25 +320,6 @@ fn follow_the_folder_at(
     if let Err(error) = spawned {
         tracing::warn!(%error, "cannot follow the brain's path; a folder made there later is seen at restart");
     }
-}
-
-/// What a batch of debounced events asks of the index. Events the kernel
-/// could not queue (its queue overflowed: the brain changed faster than
-/// noggin read, on a loaded or suspended machine) are lost, and the
-/// watcher says so with an event that asks for a rescan: then the whole
-/// brain is compared, since any note may have changed unseen.
-fn change_of(root: &Path, events: &[notify_debouncer_full::DebouncedEvent]) -> Option<Change> {
-    if events.iter().any(|e| e.need_rescan()) {
-        tracing::warn!(
-            "file events were lost (the kernel's queue overflowed); comparing the whole brain"
-        );
-        return Some(Change::Rescan);
-    }
-    let paths = events
-        .iter()
-        .filter(|e| is_change(&e.kind))
-        .flat_map(|e| e.paths.iter());
-    classify_paths(root, paths)
 }
 
 /// False for events that only report reading (a file or folder opened, read
@@ -346,22 +393,53 @@ mod tests {
     #[test]
     fn lost_events_ask_for_a_rescan() {
         use notify::event::{Flag, ModifyKind};
-        use notify_debouncer_full::DebouncedEvent;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let edit = DebouncedEvent::new(
-            notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("a.md")),
-            std::time::Instant::now(),
-        );
-        let overflow = DebouncedEvent::new(
-            notify::Event::new(EventKind::Other).set_flag(Flag::Rescan),
-            std::time::Instant::now(),
-        );
+        let now = Instant::now();
+        let edit =
+            notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("a.md"));
+        let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        let mut pending = Pending::default();
+        pending.add(&edit, now);
+        assert_eq!(pending.take(root), Some(Change::Notes(vec!["a.md".into()])));
+        pending.add(&edit, now);
+        pending.add(&overflow, now);
+        assert_eq!(pending.take(root), Some(Change::Rescan));
+        assert_eq!(pending.due_in(now), None, "taken: nothing pending");
+    }
+
+    /// Events are handed on once the brain is quiet, or a second after the
+    /// first of them when it never is (a note saved every 100 ms).
+    #[test]
+    fn events_wait_for_quiet_but_never_more_than_a_second() {
+        use notify::event::ModifyKind;
+        let root = Path::new("/brain");
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let save =
+            notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("log.md"));
+        let read =
+            notify::Event::new(EventKind::Access(AccessKind::Read)).add_path(root.join("log.md"));
+        let mut pending = Pending::default();
+        assert_eq!(pending.due_in(at(0)), None);
+        pending.add(&read, at(0));
+        assert_eq!(pending.due_in(at(0)), None, "a read is no change");
+        pending.add(&save, at(0));
+        assert_eq!(pending.due_in(at(100)), Some(Duration::from_millis(150)));
+        // Saved every 100 ms: never quiet, due a second after the first.
+        for ms in (100..1000).step_by(100) {
+            pending.add(&save, at(ms));
+            assert!(pending.due_in(at(ms)).unwrap() > Duration::ZERO, "{ms} ms");
+        }
+        assert_eq!(pending.due_in(at(1000)), Some(Duration::ZERO));
         assert_eq!(
-            change_of(root, std::slice::from_ref(&edit)),
-            Some(Change::Notes(vec!["a.md".into()]))
+            pending.take(root),
+            Some(Change::Notes(vec!["log.md".into()]))
         );
-        assert_eq!(change_of(root, &[edit, overflow]), Some(Change::Rescan));
+        // Quiet: due 250 ms after the last event.
+        pending.add(&save, at(1100));
+        assert_eq!(pending.due_in(at(1200)), Some(Duration::from_millis(150)));
+        assert_eq!(pending.due_in(at(1350)), Some(Duration::ZERO));
     }
 
     #[test]
