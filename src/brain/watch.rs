@@ -188,7 +188,7 @@ fn start_native(
             loop {
                 let wait = pending.due_in(Instant::now()).unwrap_or(Duration::from_secs(3600));
                 match events.recv_timeout(wait) {
-                    Ok(Ok(event)) => pending.add(&event, Instant::now()),
+                    Ok(Ok(event)) => pending.add(&root_owned, &event, Instant::now()),
                     Ok(Err(error)) => {
                         tracing::warn!(%error, "file watcher reported an error; rescanning periodically");
                         start_polling(
@@ -233,11 +233,24 @@ struct Pending {
 }
 
 impl Pending {
-    fn add(&mut self, event: &notify::Event, now: Instant) {
+    /// Takes in an event of the brain at `root`. What noggin ignores (its
+    /// own data folder, `.git`, reads) neither waits nor keeps the brain
+    /// from being quiet: an index commit must not hold back the next edit.
+    fn add(&mut self, root: &Path, event: &notify::Event, now: Instant) {
         if event.need_rescan() {
             self.rescan = true;
         } else if is_change(&event.kind) {
-            self.paths.extend(event.paths.iter().cloned());
+            let before = self.paths.len();
+            self.paths.extend(
+                event
+                    .paths
+                    .iter()
+                    .filter(|path| !is_ignored(root, path))
+                    .cloned(),
+            );
+            if self.paths.len() == before {
+                return;
+            }
         } else {
             return;
         }
@@ -333,20 +346,27 @@ fn is_change(kind: &EventKind) -> bool {
     }
 }
 
+/// True for a path noggin never reads as part of the brain: outside it,
+/// or under a hidden folder (`.noggin`, `.git`, `.obsidian`) or
+/// `node_modules`, or a hidden file.
+fn is_ignored(root: &Path, path: &Path) -> bool {
+    relative_path(root, path).is_none_or(|rel| {
+        rel.split('/')
+            .any(|c| c.starts_with('.') || c == "node_modules")
+    })
+}
+
 /// Turns changed absolute paths into what the index must do; `None` when
 /// nothing of interest changed (hidden files, the index itself, images).
 pub fn classify_paths<'a>(root: &Path, paths: impl Iterator<Item = &'a PathBuf>) -> Option<Change> {
     let mut notes = Vec::new();
     for path in paths {
+        if is_ignored(root, path) {
+            continue;
+        }
         let Some(rel) = relative_path(root, path) else {
             continue;
         };
-        let hidden = rel
-            .split('/')
-            .any(|c| c.starts_with('.') || c == "node_modules");
-        if hidden {
-            continue;
-        }
         if is_note_path(&rel) {
             if !notes.contains(&rel) {
                 notes.push(rel);
@@ -400,10 +420,10 @@ mod tests {
             notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("a.md"));
         let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
         let mut pending = Pending::default();
-        pending.add(&edit, now);
+        pending.add(root, &edit, now);
         assert_eq!(pending.take(root), Some(Change::Notes(vec!["a.md".into()])));
-        pending.add(&edit, now);
-        pending.add(&overflow, now);
+        pending.add(root, &edit, now);
+        pending.add(root, &overflow, now);
         assert_eq!(pending.take(root), Some(Change::Rescan));
         assert_eq!(pending.due_in(now), None, "taken: nothing pending");
     }
@@ -422,13 +442,21 @@ mod tests {
             notify::Event::new(EventKind::Access(AccessKind::Read)).add_path(root.join("log.md"));
         let mut pending = Pending::default();
         assert_eq!(pending.due_in(at(0)), None);
-        pending.add(&read, at(0));
+        pending.add(root, &read, at(0));
         assert_eq!(pending.due_in(at(0)), None, "a read is no change");
-        pending.add(&save, at(0));
+        let commit = notify::Event::new(EventKind::Modify(ModifyKind::Any))
+            .add_path(root.join(".noggin/index/meta.json"));
+        pending.add(root, &commit, at(0));
+        assert_eq!(
+            pending.due_in(at(0)),
+            None,
+            "noggin's own files are no change"
+        );
+        pending.add(root, &save, at(0));
         assert_eq!(pending.due_in(at(100)), Some(Duration::from_millis(150)));
         // Saved every 100 ms: never quiet, due a second after the first.
         for ms in (100..1000).step_by(100) {
-            pending.add(&save, at(ms));
+            pending.add(root, &save, at(ms));
             assert!(pending.due_in(at(ms)).unwrap() > Duration::ZERO, "{ms} ms");
         }
         assert_eq!(pending.due_in(at(1000)), Some(Duration::ZERO));
@@ -437,7 +465,7 @@ mod tests {
             Some(Change::Notes(vec!["log.md".into()]))
         );
         // Quiet: due 250 ms after the last event.
-        pending.add(&save, at(1100));
+        pending.add(root, &save, at(1100));
         assert_eq!(pending.due_in(at(1200)), Some(Duration::from_millis(150)));
         assert_eq!(pending.due_in(at(1350)), Some(Duration::ZERO));
     }
