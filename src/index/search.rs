@@ -276,10 +276,14 @@ impl Index {
         let folder = folder.trim_matches('/');
         let mut sections = 0;
         for segment in self.searcher().segment_readers() {
-            let counted = rank::paths_under(segment, self.fields().path, folder, |info| {
-                sections += u64::from(info.doc_freq);
-                Ok(())
-            });
+            let counted = segment
+                .inverted_index(self.fields().path)
+                .and_then(|paths| {
+                    Ok(rank::paths_under(&paths, folder, |info| {
+                        sections += u64::from(info.doc_freq);
+                        Ok(())
+                    })?)
+                });
             if let Err(error) = counted {
                 tracing::warn!(%error, "cannot count the passages of a folder");
             }
