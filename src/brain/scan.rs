@@ -40,9 +40,20 @@ fn is_skipped_component(name: &str) -> bool {
     name.starts_with('.') || name == "node_modules"
 }
 
+/// True when `rel_path` (relative, `/`-separated) lies under a hidden
+/// folder or `node_modules`, or is a hidden file: never part of the brain.
+pub fn is_hidden_path(rel_path: &str) -> bool {
+    rel_path.split('/').any(is_skipped_component)
+}
+
+/// The extensions of a note's file name.
+const NOTE_EXTENSIONS: [&str; 2] = ["md", "markdown"];
+
 /// True when `rel_path` (relative, `/`-separated) names a note noggin indexes.
 pub fn is_note_path(rel_path: &str) -> bool {
-    let has_note_ext = rel_path.ends_with(".md") || rel_path.ends_with(".markdown");
+    let has_note_ext = rel_path
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| NOTE_EXTENSIONS.contains(&ext));
     has_note_ext
         && !rel_path
             .split('/')
@@ -132,7 +143,7 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
             let named_as_note = entry
                 .path()
                 .extension()
-                .is_some_and(|e| e == "md" || e == "markdown");
+                .is_some_and(|e| NOTE_EXTENSIONS.iter().any(|n| e == *n));
             if named_as_note && entry.path().to_str().is_none() {
                 tracing::warn!(path = %entry.path().display(), "skipping a note whose name is not UTF-8; rename it to index it");
                 report.unreadable += 1;

@@ -18,7 +18,7 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher as _};
 use serde::Serialize;
 
-use super::scan::{is_note_path, relative_path};
+use super::scan::{is_hidden_path, is_note_path, relative_path};
 
 /// How to follow the brain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -245,7 +245,7 @@ impl Pending {
                 event
                     .paths
                     .iter()
-                    .filter(|path| !is_ignored(root, path))
+                    .filter(|path| brain_path(root, path).is_some())
                     .cloned(),
             );
             if self.paths.len() == before {
@@ -346,14 +346,11 @@ fn is_change(kind: &EventKind) -> bool {
     }
 }
 
-/// True for a path noggin never reads as part of the brain: outside it,
-/// or under a hidden folder (`.noggin`, `.git`, `.obsidian`) or
-/// `node_modules`, or a hidden file.
-fn is_ignored(root: &Path, path: &Path) -> bool {
-    relative_path(root, path).is_none_or(|rel| {
-        rel.split('/')
-            .any(|c| c.starts_with('.') || c == "node_modules")
-    })
+/// `path` relative to the brain at `root`, unless noggin never reads it as
+/// part of the brain: outside it, or hidden ([`is_hidden_path`]: `.noggin`,
+/// `.git`, `.obsidian`, `node_modules`).
+fn brain_path(root: &Path, path: &Path) -> Option<String> {
+    relative_path(root, path).filter(|rel| !is_hidden_path(rel))
 }
 
 /// Turns changed absolute paths into what the index must do; `None` when
@@ -361,10 +358,7 @@ fn is_ignored(root: &Path, path: &Path) -> bool {
 pub fn classify_paths<'a>(root: &Path, paths: impl Iterator<Item = &'a PathBuf>) -> Option<Change> {
     let mut notes = Vec::new();
     for path in paths {
-        if is_ignored(root, path) {
-            continue;
-        }
-        let Some(rel) = relative_path(root, path) else {
+        let Some(rel) = brain_path(root, path) else {
             continue;
         };
         if is_note_path(&rel) {
