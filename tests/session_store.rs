@@ -142,25 +142,25 @@ async fn session_ids(server: &TestServer) -> Vec<String> {
         .collect()
 }
 
-async fn post_goal(server: &TestServer, session: &str, text: &str) -> (StatusCode, Value) {
-    server
+/// Posts a goal to `session` and asserts it was stored.
+async fn store_goal(server: &TestServer, session: &str, text: &str) {
+    let (status, answer) = server
         .post_json(
             &format!("/v1/sessions/{session}/events"),
             &json!({"type": "goal", "text": text}),
         )
-        .await
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
 }
 
 #[tokio::test]
 async fn a_data_folder_deleted_while_serving_is_made_again_and_keeps_what_comes_after() {
     let brain = TestBrain::empty();
     let server = TestServer::start(&brain).await;
-    let (status, answer) = post_goal(&server, "before", "forgotten with the folder").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "before", "forgotten with the folder").await;
     std::fs::remove_dir_all(brain.data_dir()).expect("rm -rf .noggin");
 
-    let (status, answer) = post_goal(&server, "after", "kept").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "after", "kept").await;
     assert_eq!(session_ids(&server).await, ["after"]);
     let (status, context) = server.get("/v1/sessions/after/context").await;
     assert_eq!(status, StatusCode::OK, "{context}");
@@ -189,8 +189,7 @@ async fn a_data_folder_deleted_while_serving_is_made_again_and_keeps_what_comes_
 async fn a_data_folder_replaced_while_serving_is_followed() {
     let brain = TestBrain::empty();
     let server = TestServer::start(&brain).await;
-    let (status, answer) = post_goal(&server, "backed-up", "in the backup").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "backed-up", "in the backup").await;
     // A backup of the store as it is now, by SQLite, beside the brain.
     let backup = brain.path().join("backup");
     std::fs::create_dir(&backup).expect("make the backup folder");
@@ -201,15 +200,13 @@ async fn a_data_folder_replaced_while_serving_is_followed() {
             [backup.join("sessions.sqlite").to_str().expect("UTF-8")],
         )
         .expect("back the store up");
-    let (status, answer) = post_goal(&server, "not-backed-up", "after the backup").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "not-backed-up", "after the backup").await;
     // The backup restored: the folder moved away and the backup in its place.
     std::fs::rename(brain.data_dir(), brain.path().join("moved-away")).expect("move .noggin");
     std::fs::rename(&backup, brain.data_dir()).expect("restore the backup");
 
     assert_eq!(session_ids(&server).await, ["backed-up"]);
-    let (status, answer) = post_goal(&server, "restored", "into the backup").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "restored", "into the backup").await;
     server.stop().await;
     let in_file = sessions_in_the_file_alone(&brain.data_dir().join("sessions.sqlite"));
     assert_eq!(in_file, ["backed-up", "restored"]);
@@ -219,8 +216,7 @@ async fn a_data_folder_replaced_while_serving_is_followed() {
 async fn a_store_that_cannot_be_made_again_answers_503_until_it_can() {
     let brain = TestBrain::empty();
     let server = TestServer::start(&brain).await;
-    let (status, answer) = post_goal(&server, "first", "before").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "first", "before").await;
     // A file where the data folder was: the store cannot be made there.
     std::fs::remove_dir_all(brain.data_dir()).expect("rm -rf .noggin");
     std::fs::write(brain.data_dir(), "not a folder").expect("a file in its place");
@@ -248,8 +244,7 @@ async fn a_store_that_cannot_be_made_again_answers_503_until_it_can() {
     assert_store_unhealthy(&server, "not a folder").await;
 
     std::fs::remove_file(brain.data_dir()).expect("remove the file");
-    let (status, answer) = post_goal(&server, "second", "kept").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "second", "kept").await;
     assert_eq!(session_ids(&server).await, ["second"]);
     let status = server.status().await;
     assert!(status["session_store_error"].is_null(), "{status}");
@@ -307,8 +302,7 @@ async fn serve_starts_beside_a_file_that_is_no_store_and_leaves_it_as_it_is() {
 
     // Moved aside, a new store takes its place without a restart.
     std::fs::rename(&file, brain.data_dir().join("sessions.sqlite.damaged")).expect("move aside");
-    let (status, answer) = post_goal(&server, "run", "kept").await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    store_goal(&server, "run", "kept").await;
     assert!(server.status().await["session_store_error"].is_null());
     server.stop().await;
     let aside = std::fs::read(brain.data_dir().join("sessions.sqlite.damaged"));
