@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::helpers::TestBrain;
+use crate::helpers::{wait_for_exit, TestBrain};
 
 /// How long a command may take before the test gives up on it.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -404,13 +404,7 @@ fn serve_refuses_a_public_address_without_a_token() {
         .spawn()
         .expect("start noggin serve");
     let status = wait_for_exit(&mut child, DEADLINE);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = read_all(child.stderr.take());
     assert!(!status.success(), "served on 0.0.0.0 without a token");
     assert!(
         err.contains("without a token") && err.contains("--token"),
@@ -431,13 +425,7 @@ fn mcp_whose_input_ends_at_once_ends_cleanly() {
         .spawn()
         .expect("start noggin mcp");
     let status = wait_for_exit(&mut child, DEADLINE);
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = read_all(child.stdout.take());
     assert!(status.success(), "{status:?}");
     assert_eq!(out, "", "nothing but MCP on stdout");
 }
@@ -551,19 +539,13 @@ fn index_reads_its_settings_from_the_environment() {
     assert!(!output.status.success(), "NOGGIN_ADDR is ignored");
 }
 
-/// Waits for `child` to exit; kills it and fails the test after `deadline`.
-fn wait_for_exit(child: &mut Child, deadline: Duration) -> ExitStatus {
-    let until = Instant::now() + deadline;
-    loop {
-        if let Some(status) = child.try_wait().expect("poll the child") {
-            return status;
-        }
-        if Instant::now() >= until {
-            let _ = child.kill();
-            panic!("noggin did not exit within {deadline:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// All a child's piped output, once it has ended.
+fn read_all(pipe: Option<impl Read>) -> String {
+    let mut text = String::new();
+    pipe.expect("the output is piped")
+        .read_to_string(&mut text)
+        .expect("read the child's output");
+    text
 }
 
 /// A running `noggin serve`, found through the address it prints.

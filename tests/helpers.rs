@@ -461,3 +461,21 @@ where
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+/// Waits for `child` to exit; kills it and fails the test after `deadline`.
+pub fn wait_for_exit(
+    child: &mut std::process::Child,
+    deadline: Duration,
+) -> std::process::ExitStatus {
+    let until = Instant::now() + deadline;
+    loop {
+        if let Some(status) = child.try_wait().expect("poll the child") {
+            return status;
+        }
+        if Instant::now() >= until {
+            let _ = child.kill();
+            panic!("noggin did not exit within {deadline:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -7,7 +7,9 @@ use std::path::Path;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{open_state, server_config, ServerOptions, TestBrain, TestServer};
+use crate::helpers::{
+    open_state, server_config, wait_for_exit, ServerOptions, TestBrain, TestServer,
+};
 
 /// The session ids in `file` alone, copied without its `-wal` and opened
 /// as any SQLite reader would: what a user who backs up the file has.
@@ -394,17 +396,7 @@ impl McpChild {
         let pid = self.child.id() as i32;
         // SAFETY: a plain system call on the pid of a child not yet waited for.
         assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal noggin mcp");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait for noggin mcp") {
-                return status;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "noggin mcp still runs 30 s after signal {signal}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_for_exit(&mut self.child, std::time::Duration::from_secs(30))
     }
 }
 
