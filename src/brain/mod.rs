@@ -6,6 +6,8 @@
 //! [`html`]) and follows changes on disk ([`watch`]).
 
 pub mod html;
+#[cfg(target_os = "linux")]
+mod inotify;
 pub mod parse;
 pub mod scan;
 pub mod watch;

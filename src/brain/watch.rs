@@ -1,21 +1,27 @@
 //! Following changes to the brain on disk.
 //!
-//! The whole brain folder is watched recursively (folders, not files, because
-//! editors save by writing a temporary file and renaming it over the note).
-//! Events are gathered until the brain has been quiet for 250 ms (or for at
-//! most a second, so that a note saved again and again is still followed)
-//! and turned into [`Change`]s: note paths to re-read, or a rescan when a
-//! folder moved or events were lost. If the native watcher
-//! cannot start or fails later (the inotify limit, say), noggin falls back to
-//! rescanning periodically and says so in its status.
+//! Folders are watched, not files, because editors save by writing a
+//! temporary file and renaming it over the note. On Linux each folder that
+//! is part of the brain is watched alone, for writes only
+//! ([`inotify`](super::inotify)): `.git`, `node_modules` and noggin's own
+//! `.noggin` take no watches and wake nothing. Elsewhere the brain is
+//! watched recursively through `notify`. Events are gathered until the
+//! brain has been quiet for 250 ms (or for at most a second, so that a note
+//! saved again and again is still followed) and turned into [`Change`]s:
+//! note paths to re-read, or a rescan when a folder moved or events were
+//! lost. If the native watcher cannot start or fails later (the limit of
+//! watched folders, say), noggin falls back to rescanning periodically and
+//! says so in its status.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+#[cfg(not(target_os = "linux"))]
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode};
-use notify::{EventKind, RecursiveMode, Watcher as _};
+#[cfg(not(target_os = "linux"))]
+use notify::event::{AccessKind, AccessMode, EventKind};
 use serde::Serialize;
 
 use super::scan::{is_hidden_path, is_note_path, relative_path};
@@ -54,6 +60,7 @@ pub struct WatchState {
 
 type Sink = Arc<dyn Fn(Change) + Send + Sync>;
 
+#[cfg(not(target_os = "linux"))]
 type NativeWatcher = notify::RecommendedWatcher;
 
 /// Keeps the watcher (or poller) alive; dropping it stops following changes.
@@ -161,6 +168,124 @@ fn start_polling(
     }
 }
 
+/// Native file events: the brain's folders watched one by one
+/// ([`Folders`](super::inotify::Folders)), read on a thread of their own that
+/// also looks at the brain's path every `poll_interval`.
+#[cfg(target_os = "linux")]
+fn start_native(
+    root: &Path,
+    state: &Arc<Mutex<WatchState>>,
+    stop: &Arc<AtomicBool>,
+    poll_interval: Duration,
+    sink: Sink,
+) -> std::io::Result<Box<dyn std::any::Any + Send>> {
+    use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
+
+    let mut folders = super::inotify::Folders::watch(root)?;
+    // Written when the watcher is dropped, so that the thread ends at once.
+    let wake = Arc::new(eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?);
+    let (root, thread_wake) = (root.to_path_buf(), wake.clone());
+    let (state, fail_stop, fail_sink) = (state.clone(), stop.clone(), sink.clone());
+    // The folders watched so far stay watched; the periodic rescan covers
+    // the rest (and is said once).
+    let fail = move |error: &dyn std::fmt::Display| {
+        if state.lock().expect("watch state lock poisoned").state == "polling" {
+            return;
+        }
+        tracing::warn!(%error, "file watching failed; rescanning periodically instead");
+        start_polling(
+            &state,
+            &fail_stop,
+            poll_interval,
+            fail_sink.clone(),
+            &format!("watcher failed: {error}"),
+        );
+        fail_sink(Change::Rescan);
+    };
+    let stop = stop.clone();
+    std::thread::Builder::new()
+        .name("noggin-watch".to_string())
+        .spawn(move || {
+            let mut pending = Pending::default();
+            let mut watched = folder_identity(&root);
+            let mut next_look = Instant::now() + poll_interval;
+            loop {
+                let now = Instant::now();
+                let wait = pending
+                    .due_in(now)
+                    .unwrap_or(poll_interval)
+                    .min(next_look.saturating_duration_since(now));
+                let timeout = Timespec {
+                    tv_sec: wait.as_secs() as _,
+                    tv_nsec: wait.subsec_nanos() as _,
+                };
+                let polled = poll(
+                    &mut [
+                        PollFd::from_borrowed_fd(folders.fd(), PollFlags::IN),
+                        PollFd::new(&*thread_wake, PollFlags::IN),
+                    ],
+                    Some(&timeout),
+                );
+                if let Err(error) = polled.map_err(std::io::Error::from) {
+                    if error.kind() != std::io::ErrorKind::Interrupted {
+                        fail(&error);
+                        break;
+                    }
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let now = Instant::now();
+                match folders.read() {
+                    Ok(seen) => {
+                        if seen.lost {
+                            pending.lose(now);
+                        }
+                        pending.add(&root, seen.paths, now);
+                    }
+                    Err(error) => fail(&error),
+                }
+                if now >= next_look {
+                    next_look = now + poll_interval;
+                    // Events follow a folder, not its path: when another
+                    // folder takes the brain's path (a restore, a fresh
+                    // clone), it is watched in the old one's place and
+                    // compared in full.
+                    let moved = folder_identity(&root).filter(|id| Some(*id) != watched);
+                    if let Some(id) = moved {
+                        match folders.watch_again() {
+                            Ok(()) => {
+                                tracing::info!(brain = %root.display(), "a new folder took the brain's path; following it");
+                                watched = Some(id);
+                                sink(Change::Rescan);
+                            }
+                            Err(error) => fail(&error),
+                        }
+                    }
+                }
+                if pending.due_in(now) == Some(Duration::ZERO) {
+                    if let Some(change) = pending.take(&root) {
+                        sink(change);
+                    }
+                }
+            }
+        })?;
+    Ok(Box::new(WakeOnDrop(wake)))
+}
+
+/// Wakes the watch thread when the [`Watcher`] that holds it is dropped.
+#[cfg(target_os = "linux")]
+struct WakeOnDrop(Arc<std::os::fd::OwnedFd>);
+
+#[cfg(target_os = "linux")]
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        let _ = rustix::io::write(&*self.0, &1u64.to_ne_bytes());
+    }
+}
+
+/// Native file events from `notify`: the brain watched recursively.
+#[cfg(not(target_os = "linux"))]
 fn start_native(
     root: &Path,
     state: &Arc<Mutex<WatchState>>,
@@ -168,6 +293,7 @@ fn start_native(
     poll_interval: Duration,
     sink: Sink,
 ) -> Result<Box<dyn std::any::Any + Send>, notify::Error> {
+    use notify::Watcher as _;
     let (events_tx, events) = mpsc::channel::<notify::Result<notify::Event>>();
     // Symlinks are no notes (`scan`); following them would also watch one
     // folder under two paths, and report its changes under the link's.
@@ -177,7 +303,7 @@ fn start_native(
         },
         notify::Config::default().with_follow_symlinks(false),
     )?;
-    watcher.watch(root, RecursiveMode::Recursive)?;
+    watcher.watch(root, notify::RecursiveMode::Recursive)?;
     let root_owned = root.to_path_buf();
     let (state_for_events, stop_for_events) = (state.clone(), stop.clone());
     let rescan = sink.clone();
@@ -188,7 +314,14 @@ fn start_native(
             loop {
                 let wait = pending.due_in(Instant::now()).unwrap_or(Duration::from_secs(3600));
                 match events.recv_timeout(wait) {
-                    Ok(Ok(event)) => pending.add(&root_owned, &event, Instant::now()),
+                    Ok(Ok(event)) => {
+                        let now = Instant::now();
+                        if event.need_rescan() {
+                            pending.lose(now);
+                        } else if is_change(&event.kind) {
+                            pending.add(&root_owned, event.paths, now);
+                        }
+                    }
                     Ok(Err(error)) => {
                         tracing::warn!(%error, "file watcher reported an error; rescanning periodically");
                         start_polling(
@@ -233,27 +366,29 @@ struct Pending {
 }
 
 impl Pending {
-    /// Takes in an event of the brain at `root`. What noggin ignores (its
-    /// own data folder, `.git`, reads) neither waits nor keeps the brain
-    /// from being quiet: an index commit must not hold back the next edit.
-    fn add(&mut self, root: &Path, event: &notify::Event, now: Instant) {
-        if event.need_rescan() {
-            self.rescan = true;
-        } else if is_change(&event.kind) {
-            let before = self.paths.len();
-            self.paths.extend(
-                event
-                    .paths
-                    .iter()
-                    .filter(|path| brain_path(root, path).is_some())
-                    .cloned(),
-            );
-            if self.paths.len() == before {
-                return;
-            }
-        } else {
-            return;
+    /// Takes in paths that changed in the brain at `root`. What noggin
+    /// ignores (its own data folder, `.git`) neither waits nor keeps the
+    /// brain from being quiet: an index commit must not hold back the next
+    /// edit.
+    fn add(&mut self, root: &Path, paths: impl IntoIterator<Item = PathBuf>, now: Instant) {
+        let before = self.paths.len();
+        self.paths.extend(
+            paths
+                .into_iter()
+                .filter(|path| brain_path(root, path).is_some()),
+        );
+        if self.paths.len() > before {
+            self.seen_at(now);
         }
+    }
+
+    /// Takes in that events were lost.
+    fn lose(&mut self, now: Instant) {
+        self.rescan = true;
+        self.seen_at(now);
+    }
+
+    fn seen_at(&mut self, now: Instant) {
         self.first.get_or_insert(now);
         self.last = Some(now);
     }
@@ -296,6 +431,7 @@ fn folder_identity(path: &Path) -> Option<(u64, u64)> {
 /// or deleted and another folder takes its path (a restore, a fresh clone),
 /// the events stop. Every `interval` the path is looked at again, and a new
 /// folder there is watched in the old one's place and compared in full.
+#[cfg(not(target_os = "linux"))]
 fn follow_the_folder_at(
     root: &Path,
     watcher: &Arc<Mutex<NativeWatcher>>,
@@ -303,6 +439,7 @@ fn follow_the_folder_at(
     interval: Duration,
     sink: Sink,
 ) {
+    use notify::{RecursiveMode, Watcher as _};
     let Some(mut watched) = folder_identity(root) else {
         return;
     };
@@ -338,6 +475,7 @@ fn follow_the_folder_at(
 /// False for events that only report reading (a file or folder opened, read
 /// or closed unwritten): noggin's own scans cause those, and treating them as
 /// changes would make every rescan trigger the next one.
+#[cfg(not(target_os = "linux"))]
 fn is_change(kind: &EventKind) -> bool {
     match kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
@@ -349,7 +487,7 @@ fn is_change(kind: &EventKind) -> bool {
 /// `path` relative to the brain at `root`, unless noggin never reads it as
 /// part of the brain: outside it, or hidden ([`is_hidden_path`]: `.noggin`,
 /// `.git`, `.obsidian`, `node_modules`).
-fn brain_path(root: &Path, path: &Path) -> Option<String> {
+pub(super) fn brain_path(root: &Path, path: &Path) -> Option<String> {
     relative_path(root, path).filter(|rel| !is_hidden_path(rel))
 }
 
@@ -406,51 +544,42 @@ mod tests {
 
     #[test]
     fn lost_events_ask_for_a_rescan() {
-        use notify::event::{Flag, ModifyKind};
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let now = Instant::now();
-        let edit =
-            notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("a.md"));
-        let overflow = notify::Event::new(EventKind::Other).set_flag(Flag::Rescan);
+        let edit = || vec![root.join("a.md")];
         let mut pending = Pending::default();
-        pending.add(root, &edit, now);
+        pending.add(root, edit(), now);
         assert_eq!(pending.take(root), Some(Change::Notes(vec!["a.md".into()])));
-        pending.add(root, &edit, now);
-        pending.add(root, &overflow, now);
+        pending.add(root, edit(), now);
+        pending.lose(now);
         assert_eq!(pending.take(root), Some(Change::Rescan));
         assert_eq!(pending.due_in(now), None, "taken: nothing pending");
+        pending.lose(now);
+        assert_eq!(pending.due_in(now), Some(Duration::from_millis(250)));
     }
 
     /// Events are handed on once the brain is quiet, or a second after the
     /// first of them when it never is (a note saved every 100 ms).
     #[test]
     fn events_wait_for_quiet_but_never_more_than_a_second() {
-        use notify::event::ModifyKind;
         let root = Path::new("/brain");
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
-        let save =
-            notify::Event::new(EventKind::Modify(ModifyKind::Any)).add_path(root.join("log.md"));
-        let read =
-            notify::Event::new(EventKind::Access(AccessKind::Read)).add_path(root.join("log.md"));
+        let save = || vec![root.join("log.md")];
         let mut pending = Pending::default();
         assert_eq!(pending.due_in(at(0)), None);
-        pending.add(root, &read, at(0));
-        assert_eq!(pending.due_in(at(0)), None, "a read is no change");
-        let commit = notify::Event::new(EventKind::Modify(ModifyKind::Any))
-            .add_path(root.join(".noggin/index/meta.json"));
-        pending.add(root, &commit, at(0));
+        pending.add(root, vec![root.join(".noggin/index/meta.json")], at(0));
         assert_eq!(
             pending.due_in(at(0)),
             None,
             "noggin's own files are no change"
         );
-        pending.add(root, &save, at(0));
+        pending.add(root, save(), at(0));
         assert_eq!(pending.due_in(at(100)), Some(Duration::from_millis(150)));
         // Saved every 100 ms: never quiet, due a second after the first.
         for ms in (100..1000).step_by(100) {
-            pending.add(root, &save, at(ms));
+            pending.add(root, save(), at(ms));
             assert!(pending.due_in(at(ms)).unwrap() > Duration::ZERO, "{ms} ms");
         }
         assert_eq!(pending.due_in(at(1000)), Some(Duration::ZERO));
@@ -459,11 +588,12 @@ mod tests {
             Some(Change::Notes(vec!["log.md".into()]))
         );
         // Quiet: due 250 ms after the last event.
-        pending.add(root, &save, at(1100));
+        pending.add(root, save(), at(1100));
         assert_eq!(pending.due_in(at(1200)), Some(Duration::from_millis(150)));
         assert_eq!(pending.due_in(at(1350)), Some(Duration::ZERO));
     }
 
+    #[cfg(not(target_os = "linux"))]
     #[test]
     fn reading_is_no_change() {
         use notify::event::{CreateKind, ModifyKind};
