@@ -101,6 +101,7 @@ pub struct SearchRequest {
     pub q: String,
     /// Notes to return, 1 to 100 (default 10).
     #[serde(default, deserialize_with = "any_limit")]
+    #[schemars(range(min = 1, max = MAX_SEARCH_LIMIT))]
     pub limit: Option<usize>,
     /// Only notes under this folder of the brain.
     #[serde(default)]

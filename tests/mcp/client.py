@@ -59,6 +59,12 @@ async def exercise(session):
             check(tool.input_schema.get("type") == "object", f"{tool.name} has an input schema")
             check(tool.output_schema is not None, f"{tool.name} has an output schema")
     found["tools"] = sorted(names)
+    search_tool = next(t for t in tools if t.name == "search")
+    limit = search_tool.input_schema["properties"]["limit"]
+    check(
+        (limit.get("minimum"), limit.get("maximum")) == (1, 100),
+        f"the search tool's schema says the limits it enforces: {limit}",
+    )
 
     status = await session.call_tool("status", {})
     check(not status.is_error, f"status: {status.content}")
