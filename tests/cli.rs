@@ -753,3 +753,51 @@ async fn a_data_folder_kept_for_another_brain_is_refused() {
     );
     server.stop().await;
 }
+
+/// A command beside a holder that has not committed its first index yet
+/// (a cold `noggin index` or `serve` of a large brain) says that the index
+/// is still being made, instead of a plain "no notes match".
+#[test]
+fn a_command_beside_a_first_index_being_made_says_so() {
+    let brain = TestBrain::sample();
+    let holder = noggin::index::Index::open(noggin::index::IndexOptions {
+        brain: std::fs::canonicalize(brain.path()).unwrap(),
+        data_dir: None,
+        max_note_bytes: 5 << 20,
+        read_only: false,
+    })
+    .expect("the index opens as its holder");
+    let search = || run(noggin().args(["search", "--brain", path_arg(&brain), "deploy"]));
+    let research = || {
+        run(noggin().args([
+            "research",
+            "--brain",
+            path_arg(&brain),
+            "-q",
+            "When do we deploy?",
+        ]))
+    };
+
+    let (found, asked) = (search(), research());
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert_eq!(stdout(&found).trim(), "no notes match yet");
+    for output in [&found, &asked] {
+        assert!(
+            stderr(output).contains("still indexing this brain"),
+            "{}",
+            stderr(output)
+        );
+    }
+    assert!(stdout(&asked).contains("Still open"), "{}", stdout(&asked));
+
+    holder.reconcile_blocking(None).expect("the holder indexes");
+    let (found, asked) = (search(), research());
+    assert!(stdout(&found).contains("deploy"), "{}", stdout(&found));
+    for output in [&found, &asked] {
+        assert!(
+            !stderr(output).contains("still indexing"),
+            "{}",
+            stderr(output)
+        );
+    }
+}

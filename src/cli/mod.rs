@@ -81,6 +81,18 @@ fn progress_bar() -> Option<Progress> {
     }))
 }
 
+/// Says on stderr, when the index was still being brought up to date with
+/// the brain (`indexing` of a search or research), that what was not
+/// found may be found shortly.
+fn say_if_indexing(indexing: bool) {
+    if indexing {
+        eprintln!(
+            "noggin is still indexing this brain: notes not indexed yet were not searched; \
+             ask again shortly"
+        );
+    }
+}
+
 /// Prints `value` as one line of JSON.
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     use std::io::Write;

@@ -21,6 +21,7 @@ pub fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
     if args.json {
         return super::print_json(&response);
     }
+    super::say_if_indexing(response.indexing);
     let marker = &config.knowledge.marker;
     let mut out = std::io::stdout().lock();
     for answered in &response.answered {

@@ -18,8 +18,10 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
         return super::print_json(&results);
     }
     let mut out = std::io::stdout().lock();
+    super::say_if_indexing(results.indexing);
     if results.hits.is_empty() {
-        writeln!(out, "no notes match")?;
+        let yet = if results.indexing { " yet" } else { "" };
+        writeln!(out, "no notes match{yet}")?;
     }
     for hit in results.hits {
         let heading = if hit.heading.is_empty() {

@@ -128,7 +128,8 @@ impl IndexStatus {
     /// and will be tried again): what a search misses may still be found.
     /// A later reconcile (a rescan) starts from an index that was complete,
     /// so it does not count. An index opened only to read knows nothing of
-    /// the writer's progress and never says so.
+    /// the writer's progress, except that its holder has not committed a
+    /// first index yet.
     pub fn catching_up(&self) -> bool {
         !self.caught_up && (self.indexing || self.commit_error.is_some())
     }
@@ -236,6 +237,7 @@ impl Index {
         } else {
             open_existing(&index_dir, &schema)
         };
+        let mut being_made = false;
         let (index, rebuilt_because) = match opened {
             Ok(index) => (index, None),
             Err(reason) if options.read_only && is_of_another_version(&reason) => {
@@ -244,6 +246,12 @@ impl Index {
                     holder: held.map_or("another noggin process".to_string(), |h| h.to_string()),
                     reason,
                 });
+            }
+            Err(reason) if options.read_only && held.is_some() && is_being_made(&reason) => {
+                // The holder is making the first index now: nothing to read
+                // yet, and a search says it is catching up.
+                being_made = true;
+                (tantivy::Index::create_in_ram(schema.clone()), None)
             }
             Err(reason) if options.read_only => {
                 // Not ours to rebuild: report an empty index instead.
@@ -273,6 +281,7 @@ impl Index {
         };
         let status = Arc::new(Mutex::new(IndexStatus {
             rebuilt_because,
+            indexing: being_made,
             ..IndexStatus::default()
         }));
         let writer = match &owner {
@@ -571,6 +580,12 @@ pub(super) fn in_words(error: &tantivy::TantivyError) -> String {
 /// Why [`open_existing`] found an index with no commit of notes: one being
 /// made now, or one whose maker stopped before its first commit.
 const FIRST_INDEX_UNFINISHED: &str = "the first index was not finished";
+
+/// True when [`open_existing`] found no commit of notes yet: with a live
+/// holder, one it is making now.
+fn is_being_made(reason: &str) -> bool {
+    reason == NO_INDEX_YET || reason == FIRST_INDEX_UNFINISHED
+}
 
 /// Why [`open_existing`] cannot use an index another version of noggin
 /// wrote: its fields differ, or what it parsed and stored.
