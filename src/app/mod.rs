@@ -618,11 +618,7 @@ impl Noggin {
         }
         let watcher = match &self.inner.watcher {
             Some(watcher) => watcher.state(),
-            None => WatchState {
-                state: "off",
-                reason: None,
-                poll_interval_ms: None,
-            },
+            None => WatchState::off(),
         };
         let session_store_error = self.inner.sessions.as_ref().and_then(|s| s.problem());
         Status {

@@ -54,16 +54,15 @@ pub(super) struct Seen {
 }
 
 impl Folders {
-    /// Watches every folder of the brain at `root`.
-    pub fn watch(root: &Path) -> io::Result<Folders> {
-        let mut folders = Folders {
+    /// Ready to watch the brain at `root`; nothing is watched yet
+    /// ([`Folders::watch_all`]).
+    pub fn new(root: &Path) -> io::Result<Folders> {
+        Ok(Folders {
             inotify: Inotify::init()?,
             root: root.to_path_buf(),
             folders: HashMap::new(),
             buffer: vec![0; 64 * 1024],
-        };
-        folders.watch_tree(root)?;
-        Ok(folders)
+        })
     }
 
     /// The file descriptor to wait on for events.
@@ -79,9 +78,11 @@ impl Folders {
         folders
     }
 
-    /// Forgets every watch and watches the folder now at the brain's path
-    /// (another folder took it: a restore, a fresh clone).
-    pub fn watch_again(&mut self) -> io::Result<()> {
+    /// Forgets every watch, then watches every folder of the brain: at
+    /// start, when another folder took the brain's path (a restore, a fresh
+    /// clone), and when watching is tried again after the limit of watches
+    /// was reached. On an error some folders may be left unwatched.
+    pub fn watch_all(&mut self) -> io::Result<()> {
         for (wd, _) in self.folders.drain() {
             let _ = self.inotify.watches().remove(wd);
         }
@@ -225,6 +226,12 @@ mod tests {
         all
     }
 
+    fn watch(root: &Path) -> io::Result<Folders> {
+        let mut folders = Folders::new(root)?;
+        folders.watch_all()?;
+        Ok(folders)
+    }
+
     #[test]
     fn only_the_folders_of_the_brain_are_watched() {
         let dir = tempfile::tempdir().unwrap();
@@ -236,7 +243,7 @@ mod tests {
         write(&root.join(".noggin/index/meta.json"), "no");
         write(&root.join(".obsidian/workspace.json"), "no");
         std::os::unix::fs::symlink(root.join("projects"), root.join("link")).unwrap();
-        let folders = Folders::watch(&root).unwrap();
+        let folders = watch(&root).unwrap();
         assert_eq!(
             folders.watched(),
             vec![root.clone(), root.join("projects"), root.join("projects/x")]
@@ -248,7 +255,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         write(&root.join("notes/a.md"), "a");
-        let mut folders = Folders::watch(&root).unwrap();
+        let mut folders = watch(&root).unwrap();
         assert_eq!(fs::read_to_string(root.join("notes/a.md")).unwrap(), "a");
         let _ = fs::read_dir(root.join("notes")).unwrap().count();
         assert_eq!(folders.read().unwrap(), Seen::default());
@@ -263,7 +270,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         write(&root.join("old/a.md"), "a");
-        let mut folders = Folders::watch(&root).unwrap();
+        let mut folders = watch(&root).unwrap();
 
         fs::create_dir_all(root.join("new/deeper")).unwrap();
         let seen = read_until(&mut folders, |s| s.paths.contains(&root.join("new")));

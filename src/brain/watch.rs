@@ -11,7 +11,7 @@
 //! note paths to re-read, or a rescan when a folder moved or events were
 //! lost. If the native watcher cannot start or fails later (the limit of
 //! watched folders, say), noggin falls back to rescanning periodically and
-//! says so in its status.
+//! says so in its status; on Linux it tries watching again every 30 s.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +56,22 @@ pub struct WatchState {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
+    /// Which poller is the current one: a poller whose number is no longer
+    /// this one ends (watching came back).
+    #[serde(skip)]
+    poller: u64,
+}
+
+impl WatchState {
+    /// Not following changes.
+    pub fn off() -> WatchState {
+        WatchState {
+            state: "off",
+            reason: None,
+            poll_interval_ms: None,
+            poller: 0,
+        }
+    }
 }
 
 type Sink = Arc<dyn Fn(Change) + Send + Sync>;
@@ -98,11 +114,7 @@ const MAX_WAIT: Duration = Duration::from_secs(1);
 /// on a background thread.
 pub fn watch_brain(root: &Path, mode: WatchMode, poll_interval: Duration, sink: Sink) -> Watcher {
     let stop = Arc::new(AtomicBool::new(false));
-    let state = Arc::new(Mutex::new(WatchState {
-        state: "off",
-        reason: None,
-        poll_interval_ms: None,
-    }));
+    let state = Arc::new(Mutex::new(WatchState::off()));
     let mut watcher = Watcher {
         state: state.clone(),
         _debouncer: Mutex::new(None),
@@ -116,7 +128,11 @@ pub fn watch_brain(root: &Path, mode: WatchMode, poll_interval: Duration, sink: 
         WatchMode::Auto => match start_native(root, &state, &stop, poll_interval, sink.clone()) {
             Ok(debouncer) => {
                 watcher._debouncer = Mutex::new(Some(debouncer));
-                state.lock().expect("watch state lock poisoned").state = "watching";
+                let mut state = state.lock().expect("watch state lock poisoned");
+                // Unless it fell back to polling already.
+                if state.state == "off" {
+                    state.state = "watching";
+                }
             }
             Err(error) => {
                 tracing::warn!(%error, "file watching failed; rescanning periodically instead");
@@ -133,6 +149,8 @@ pub fn watch_brain(root: &Path, mode: WatchMode, poll_interval: Duration, sink: 
     watcher
 }
 
+/// Rescans every `interval` until noggin stops or watching comes back
+/// ([`stop_polling`]).
 fn start_polling(
     state: &Arc<Mutex<WatchState>>,
     stop: &Arc<AtomicBool>,
@@ -140,7 +158,7 @@ fn start_polling(
     sink: Sink,
     reason: &str,
 ) {
-    {
+    let poller = {
         let mut s = state.lock().expect("watch state lock poisoned");
         if s.state == "polling" {
             return;
@@ -149,24 +167,43 @@ fn start_polling(
             state: "polling",
             reason: Some(reason.to_string()),
             poll_interval_ms: Some(interval.as_millis() as u64),
+            poller: s.poller + 1,
         };
-    }
-    let stop = stop.clone();
+        s.poller
+    };
+    let (state, stop) = (state.clone(), stop.clone());
     let spawned = std::thread::Builder::new()
         .name("noggin-poller".to_string())
-        .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(interval);
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                sink(Change::Rescan);
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            if stop.load(Ordering::Relaxed)
+                || state.lock().expect("watch state lock poisoned").poller != poller
+            {
+                break;
             }
+            sink(Change::Rescan);
         });
     if let Err(error) = spawned {
         tracing::error!(%error, "cannot start the poller");
     }
 }
+
+/// Ends the poller: the brain is watched again.
+#[cfg(target_os = "linux")]
+fn stop_polling(state: &Mutex<WatchState>) {
+    let mut s = state.lock().expect("watch state lock poisoned");
+    *s = WatchState {
+        state: "watching",
+        reason: None,
+        poll_interval_ms: None,
+        poller: s.poller + 1,
+    };
+}
+
+/// How often watching is tried again after the limit of watched folders
+/// was reached (a user may raise it, or folders go away).
+#[cfg(target_os = "linux")]
+const RETRY_WATCHING: Duration = Duration::from_secs(30);
 
 /// Native file events: the brain's folders watched one by one
 /// ([`Folders`](super::inotify::Folders)), read on a thread of their own that
@@ -181,20 +218,20 @@ fn start_native(
 ) -> std::io::Result<Box<dyn std::any::Any + Send>> {
     use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
 
-    let mut folders = super::inotify::Folders::watch(root)?;
+    let mut folders = super::inotify::Folders::new(root)?;
     // Written when the watcher is dropped, so that the thread ends at once.
     let wake = Arc::new(eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?);
     let (root, thread_wake) = (root.to_path_buf(), wake.clone());
-    let (state, fail_stop, fail_sink) = (state.clone(), stop.clone(), sink.clone());
+    let (fail_state, fail_stop, fail_sink) = (state.clone(), stop.clone(), sink.clone());
     // The folders watched so far stay watched; the periodic rescan covers
     // the rest (and is said once).
     let fail = move |error: &dyn std::fmt::Display| {
-        if state.lock().expect("watch state lock poisoned").state == "polling" {
+        if fail_state.lock().expect("watch state lock poisoned").state == "polling" {
             return;
         }
         tracing::warn!(%error, "file watching failed; rescanning periodically instead");
         start_polling(
-            &state,
+            &fail_state,
             &fail_stop,
             poll_interval,
             fail_sink.clone(),
@@ -202,13 +239,17 @@ fn start_native(
         );
         fail_sink(Change::Rescan);
     };
-    let stop = stop.clone();
+    if let Err(error) = folders.watch_all() {
+        fail(&error);
+    }
+    let (state, stop) = (state.clone(), stop.clone());
     std::thread::Builder::new()
         .name("noggin-watch".to_string())
         .spawn(move || {
             let mut pending = Pending::default();
             let mut watched = folder_identity(&root);
             let mut next_look = Instant::now() + poll_interval;
+            let mut next_retry = Instant::now() + RETRY_WATCHING;
             loop {
                 let now = Instant::now();
                 let wait = pending
@@ -250,13 +291,23 @@ fn start_native(
                     // Events follow a folder, not its path: when another
                     // folder takes the brain's path (a restore, a fresh
                     // clone), it is watched in the old one's place and
-                    // compared in full.
+                    // compared in full. After the limit of watches was
+                    // reached, watching is tried again now and then.
                     let moved = folder_identity(&root).filter(|id| Some(*id) != watched);
-                    if let Some(id) = moved {
-                        match folders.watch_again() {
+                    let polling = state.lock().expect("watch state lock poisoned").state == "polling";
+                    let retry = polling && now >= next_retry;
+                    if moved.is_some() || retry {
+                        next_retry = now + RETRY_WATCHING;
+                        match folders.watch_all() {
                             Ok(()) => {
-                                tracing::info!(brain = %root.display(), "a new folder took the brain's path; following it");
-                                watched = Some(id);
+                                if let Some(id) = moved {
+                                    tracing::info!(brain = %root.display(), "a new folder took the brain's path; following it");
+                                    watched = Some(id);
+                                }
+                                if polling {
+                                    tracing::info!("watching the brain's folders again; periodic rescans stop");
+                                    stop_polling(&state);
+                                }
                                 sink(Change::Rescan);
                             }
                             Err(error) => fail(&error),
@@ -591,6 +642,33 @@ mod tests {
         pending.add(root, save(), at(1100));
         assert_eq!(pending.due_in(at(1200)), Some(Duration::from_millis(150)));
         assert_eq!(pending.due_in(at(1350)), Some(Duration::ZERO));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_poller_ends_when_watching_comes_back() {
+        use std::sync::atomic::AtomicUsize;
+        let state = Arc::new(Mutex::new(WatchState::off()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let rescans = Arc::new(AtomicUsize::new(0));
+        let counted = rescans.clone();
+        let sink: Sink = Arc::new(move |change| {
+            assert_eq!(change, Change::Rescan);
+            counted.fetch_add(1, Ordering::SeqCst);
+        });
+        let every = Duration::from_millis(10);
+        start_polling(&state, &stop, every, sink, "watcher failed: test");
+        std::thread::sleep(every * 10);
+        assert!(rescans.load(Ordering::SeqCst) > 0);
+        assert_eq!(state.lock().unwrap().state, "polling");
+
+        stop_polling(&state);
+        assert_eq!(state.lock().unwrap().state, "watching");
+        assert_eq!(state.lock().unwrap().reason, None);
+        std::thread::sleep(every * 3);
+        let after = rescans.load(Ordering::SeqCst);
+        std::thread::sleep(every * 10);
+        assert_eq!(rescans.load(Ordering::SeqCst), after, "the poller ended");
     }
 
     #[cfg(not(target_os = "linux"))]
