@@ -81,13 +81,18 @@ impl Folders {
     /// Forgets every watch, then watches every folder of the brain: at
     /// start, when another folder took the brain's path (a restore, a fresh
     /// clone), and when watching is tried again after the limit of watches
-    /// was reached. On an error some folders may be left unwatched.
+    /// was reached. On an error nothing stays watched: the watches are
+    /// given back for other programs, and the caller polls.
     pub fn watch_all(&mut self) -> io::Result<()> {
+        self.forget_all();
+        let root = self.root.clone();
+        self.watch_tree(&root).inspect_err(|_| self.forget_all())
+    }
+
+    fn forget_all(&mut self) {
         for (wd, _) in self.folders.drain() {
             let _ = self.inotify.watches().remove(wd);
         }
-        let root = self.root.clone();
-        self.watch_tree(&root)
     }
 
     /// Watches `dir` and every folder beneath it that is part of the brain.
@@ -138,7 +143,8 @@ impl Folders {
     /// Reads the events that are ready, without waiting. A folder made or
     /// moved into the brain is watched here (its path is reported, so the
     /// caller compares it in full: notes may have been written into it
-    /// before its watch); a folder deleted or moved away is forgotten.
+    /// before its watch); a folder deleted or moved away is forgotten. When
+    /// a new folder cannot be watched, none stays watched.
     pub fn read(&mut self) -> io::Result<Seen> {
         let mut seen = Seen::default();
         loop {
@@ -154,7 +160,12 @@ impl Folders {
                 break;
             }
             for (wd, mask, name) in events {
-                self.take_in(wd, mask, name, &mut seen)?;
+                if let Err(error) = self.take_in(wd, mask, name, &mut seen) {
+                    // A new folder cannot be watched: nothing stays watched
+                    // (as in `watch_all`), and the caller polls.
+                    self.forget_all();
+                    return Err(error);
+                }
             }
         }
         Ok(seen)

@@ -223,8 +223,8 @@ fn start_native(
     let wake = Arc::new(eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?);
     let (root, thread_wake) = (root.to_path_buf(), wake.clone());
     let (fail_state, fail_stop, fail_sink) = (state.clone(), stop.clone(), sink.clone());
-    // The folders watched so far stay watched; the periodic rescan covers
-    // the rest (and is said once).
+    // Said once; the periodic rescan covers the brain until watching works
+    // again.
     let fail = move |error: &dyn std::fmt::Display| {
         if fail_state.lock().expect("watch state lock poisoned").state == "polling" {
             return;
