@@ -26,6 +26,10 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 pub const MAX_SEARCH_LIMIT: usize = 100;
 /// Notes a search returns when the caller does not say.
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+/// Most sessions one page of `GET /v1/sessions` lists.
+pub const MAX_SESSION_PAGE: usize = 1000;
+/// Sessions a page lists when the caller does not say.
+pub const DEFAULT_SESSION_PAGE: usize = 100;
 /// Longest note path a caller may name, in characters.
 pub const MAX_NOTE_PATH_CHARS: usize = 4096;
 /// Most sessions the card lists (the most recently active); any other

@@ -360,6 +360,58 @@ async fn the_etag_answers_304_until_something_changes() {
     server.stop().await;
 }
 
+/// The list comes a page at a time, newest first, with the number of all;
+/// a limit or offset that cannot be read is refused.
+#[tokio::test]
+async fn sessions_are_listed_a_page_at_a_time() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    for n in 1..=5 {
+        post_events(
+            &server,
+            &format!("run-{n}"),
+            &json!({"type": "user_message", "text": format!("task {n}")}),
+        )
+        .await;
+        // Each one updated in a millisecond of its own: newest first.
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    let ids = |list: &Value| -> Vec<String> {
+        list["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .map(|s| s["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let (status, all) = server.get("/v1/sessions").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ids(&all), ["run-5", "run-4", "run-3", "run-2", "run-1"]);
+    assert_eq!(all["total"], 5);
+    let (_, first) = server.get("/v1/sessions?limit=2").await;
+    assert_eq!(
+        (ids(&first), &first["total"]),
+        (vec!["run-5".into(), "run-4".into()], &json!(5))
+    );
+    let (_, last) = server.get("/v1/sessions?limit=2&offset=4").await;
+    assert_eq!(ids(&last), ["run-1"]);
+    let (_, past) = server.get("/v1/sessions?offset=9").await;
+    assert_eq!((ids(&past).len(), &past["total"]), (0, &json!(5)));
+    for (query, code) in [
+        ("limit=0", "invalid-limit"),
+        ("limit=1001", "invalid-limit"),
+        ("limit=ten", "invalid-limit"),
+        ("offset=-1", "invalid-offset"),
+        ("offset=2.5", "invalid-offset"),
+    ] {
+        let (status, body) = server.get(&format!("/v1/sessions?{query}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{query}");
+        assert_error_shape(&body, query);
+        assert_eq!(body["error"]["code"], code, "{query}: {body}");
+    }
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn sessions_are_listed_deleted_and_survive_a_restart() {
     let brain = TestBrain::empty();

@@ -18,6 +18,7 @@ use crate::context::window::{fit_window, Window, WindowRequest};
 use crate::context::{
     validate_session_id, DEFAULT_BLOCK_BUDGET_CHARS, DEFAULT_PACK_BUDGET_CHARS, MAX_BUDGET_CHARS,
 };
+use crate::limits::{DEFAULT_SESSION_PAGE, MAX_SESSION_PAGE};
 use crate::research::context::{load_project_context, ContextSource};
 use crate::research::ResearchRequest;
 
@@ -62,10 +63,28 @@ pub struct WorkingContextView {
     pub working_context: WorkingContext,
 }
 
-/// The sessions the store holds.
+/// A page `limit` out of range (or not a number).
+pub fn invalid_session_page_limit() -> Error {
+    Error::invalid(
+        "invalid-limit",
+        format!("limit must be between 1 and {MAX_SESSION_PAGE}"),
+    )
+}
+
+/// An `offset` that is not a whole number.
+pub fn invalid_session_page_offset() -> Error {
+    Error::invalid(
+        "invalid-offset",
+        "offset must be a whole number of sessions to skip",
+    )
+}
+
+/// One page of the sessions the store holds, most recently updated first.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SessionList {
     pub sessions: Vec<SessionSummary>,
+    /// How many sessions there are in all.
+    pub total: usize,
 }
 
 /// The context pack and what went into it.
@@ -153,11 +172,20 @@ impl Noggin {
         })
     }
 
-    /// Every stored session.
-    pub async fn list_sessions(&self) -> Result<SessionList, Error> {
-        Ok(SessionList {
-            sessions: self.store()?.list().await?,
-        })
+    /// Up to `limit` sessions (default [`DEFAULT_SESSION_PAGE`], at most
+    /// [`MAX_SESSION_PAGE`]), most recently updated first, after the first
+    /// `offset`; and how many there are.
+    pub async fn list_sessions(
+        &self,
+        limit: Option<usize>,
+        offset: Option<usize>,
+    ) -> Result<SessionList, Error> {
+        let limit = limit.unwrap_or(DEFAULT_SESSION_PAGE);
+        if !(1..=MAX_SESSION_PAGE).contains(&limit) {
+            return Err(invalid_session_page_limit());
+        }
+        let (sessions, total) = self.store()?.page(limit, offset.unwrap_or(0)).await?;
+        Ok(SessionList { sessions, total })
     }
 
     /// Forgets session `id` and its events.

@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 
 pub use card_log::{CardLog, CardRecord, CardView};
 pub use context::{
-    check_session_id, etag, invalid_budget, PackResponse, SessionEventsRequest, SessionList,
+    check_session_id, etag, invalid_budget, invalid_session_page_limit,
+    invalid_session_page_offset, PackResponse, SessionEventsRequest, SessionList,
     WorkingContextRequest, WorkingContextView,
 };
 pub use error::Error;

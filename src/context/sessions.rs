@@ -722,24 +722,50 @@ impl SessionStore {
 
     /// All sessions, most recently updated first.
     pub fn list_blocking(&self) -> Result<Vec<SessionSummary>, Error> {
+        self.page_blocking(usize::MAX, 0)
+            .map(|(sessions, _)| sessions)
+    }
+
+    /// Up to `limit` sessions, most recently updated first, after skipping
+    /// `offset` of them, and the number of all, in one read.
+    pub fn page_blocking(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<SessionSummary>, usize), Error> {
+        let as_sql = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         self.read(|conn| {
-            let mut statement = conn.prepare(
-                "SELECT id, updated_ms, version, events FROM sessions ORDER BY updated_ms DESC, id",
-            )?;
-            let rows = statement.query_map([], |row| {
-                Ok(SessionSummary {
-                    id: row.get(0)?,
-                    updated: rfc3339(row.get(1)?),
-                    version: row.get(2)?,
-                    events: row.get(3)?,
-                })
-            })?;
-            rows.collect()
+            // One snapshot for both: a commit between them would count a
+            // session the page does not show, or the other way round.
+            let tx = conn.unchecked_transaction()?;
+            let total: i64 = tx.query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))?;
+            let sessions = {
+                let mut statement = tx.prepare(
+                    "SELECT id, updated_ms, version, events FROM sessions \
+                     ORDER BY updated_ms DESC, id LIMIT ?1 OFFSET ?2",
+                )?;
+                let rows = statement.query_map([as_sql(limit), as_sql(offset)], |row| {
+                    Ok(SessionSummary {
+                        id: row.get(0)?,
+                        updated: rfc3339(row.get(1)?),
+                        version: row.get(2)?,
+                        events: row.get(3)?,
+                    })
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            };
+            tx.finish()?;
+            Ok((sessions, total as usize))
         })
     }
 
-    pub async fn list(&self) -> Result<Vec<SessionSummary>, Error> {
-        self.blocking(|store| store.list_blocking()).await
+    pub async fn page(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<SessionSummary>, usize), Error> {
+        self.blocking(move |store| store.page_blocking(limit, offset))
+            .await
     }
 
     /// The `limit` most recently updated sessions and the number of all, in

@@ -10,6 +10,7 @@ use crate::context::{
     MAX_EVENTS_PER_REQUEST, MAX_EVENT_BYTES, MAX_FAILURE_CHARS, MAX_ITEM_CHARS, MAX_SESSION_CHARS,
     MAX_USER_MESSAGE_CHARS, MAX_WINDOW_BUDGET_TOKENS, MAX_WINDOW_MESSAGES, RECENT_FILES,
 };
+use crate::limits::{DEFAULT_SESSION_PAGE, MAX_SESSION_PAGE};
 
 fn error(description: &str) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
@@ -172,12 +173,17 @@ pub fn paths() -> Map<String, Value> {
     let mut paths = Map::new();
     paths.insert(
         "/v1/sessions".into(),
-        json!({"get": {"summary": "Sessions, most recently updated first",
-            "responses": {"200": {"description": "the sessions", "content": {"application/json": {"schema": {"type": "object",
-                "required": ["sessions"], "properties": {"sessions": {"type": "array", "items": {"type": "object",
+        json!({"get": {"summary": "Sessions, most recently updated first, a page at a time",
+            "parameters": [
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SESSION_PAGE, "default": DEFAULT_SESSION_PAGE}},
+                {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}, "description": "sessions to skip"}],
+            "responses": {"200": {"description": "the page of sessions, and how many there are", "content": {"application/json": {"schema": {"type": "object",
+                "required": ["sessions", "total"], "properties": {"sessions": {"type": "array", "items": {"type": "object",
                     "required": ["id", "updated", "version", "events"],
                     "properties": {"id": {"type": "string"}, "updated": {"type": "string", "format": "date-time"},
-                        "version": {"type": "integer"}, "events": {"type": "integer"}}}}}}}}},
+                        "version": {"type": "integer"}, "events": {"type": "integer"}}}},
+                    "total": {"type": "integer"}}}}}},
+                "400": error("invalid-limit, invalid-offset"),
                 "401": error("missing or wrong token"), "503": store_unusable()}}}),
     );
     paths.insert(

@@ -16,7 +16,10 @@ use serde::Deserialize;
 
 use super::error::{AnyJson, ApiError, AppQuery};
 use super::AppState;
-use crate::app::{check_session_id, invalid_budget, SessionList};
+use crate::app::{
+    check_session_id, invalid_budget, invalid_session_page_limit, invalid_session_page_offset,
+    SessionList,
+};
 use crate::context::sessions::Appended;
 
 pub fn router() -> Router<AppState> {
@@ -100,8 +103,27 @@ async fn context(
     Ok(([(header::ETAG, etag_header)], Json(view)).into_response())
 }
 
-async fn list(State(state): State<AppState>) -> Result<Json<SessionList>, ApiError> {
-    Ok(Json(state.app.list_sessions().await?))
+#[derive(Deserialize)]
+struct ListParams {
+    limit: Option<String>,
+    offset: Option<String>,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    AppQuery(params): AppQuery<ListParams>,
+) -> Result<Json<SessionList>, ApiError> {
+    let number = |raw: Option<&str>, invalid: fn() -> crate::app::Error| match raw {
+        None | Some("") => Ok(None),
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .map(Some)
+            .map_err(|_| invalid()),
+    };
+    let limit = number(params.limit.as_deref(), invalid_session_page_limit)?;
+    let offset = number(params.offset.as_deref(), invalid_session_page_offset)?;
+    Ok(Json(state.app.list_sessions(limit, offset).await?))
 }
 
 async fn remove(
