@@ -48,7 +48,13 @@ impl Cli {
     /// right after it.
     pub fn from_command_line() -> Cli {
         let mut command = Cli::command();
-        let matches = command.get_matches_mut();
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        let matches = command
+            .try_get_matches_from_mut(&args)
+            .unwrap_or_else(|mut error| {
+                name_the_variable(&command, &args, &mut error);
+                error.exit()
+            });
         let cli = Cli::from_arg_matches(&matches)
             .unwrap_or_else(|error| error.format(&mut command).exit());
         if let Some(("remember", remember)) = matches.subcommand() {
@@ -63,6 +69,71 @@ impl Cli {
         }
         cli
     }
+}
+
+/// A value clap refuses for a flag that is not on the command line came
+/// from the flag's `NOGGIN_*` variable (an empty `NOGGIN_MAX_NOTE_BYTES=`,
+/// a `NOGGIN_NO_MODEL=yes`): the error names the flag, which the user never
+/// typed, so a tip names the variable.
+fn name_the_variable(
+    command: &clap::Command,
+    args: &[std::ffi::OsString],
+    error: &mut clap::Error,
+) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        error.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        return;
+    }
+    // Named as `--max-note-bytes <BYTES>`.
+    let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) else {
+        return;
+    };
+    let Some(long) = arg
+        .strip_prefix("--")
+        .and_then(|rest| rest.split([' ', '=']).next())
+    else {
+        return;
+    };
+    let flag = format!("--{long}");
+    let typed = args.iter().skip(1).any(|a| {
+        a.to_str().is_some_and(|a| {
+            a == flag
+                || a.strip_prefix(flag.as_str())
+                    .is_some_and(|r| r.starts_with('='))
+        })
+    });
+    let Some(variable) = variable_of(command, long) else {
+        return;
+    };
+    if typed || std::env::var_os(&variable).is_none() {
+        return;
+    }
+    let tip = format!(
+        "the value comes from the environment variable {}: set it to a valid value, or unset it",
+        variable.to_string_lossy()
+    );
+    error.insert(
+        ContextKind::Suggested,
+        ContextValue::StyledStrs(vec![tip.into()]),
+    );
+}
+
+/// The environment variable of the flag `--long`, in `command` or any of
+/// its subcommands (a flag reads the same variable wherever it appears).
+fn variable_of(command: &clap::Command, long: &str) -> Option<std::ffi::OsString> {
+    command
+        .get_arguments()
+        .find(|arg| arg.get_long() == Some(long))
+        .and_then(|arg| arg.get_env())
+        .map(|variable| variable.to_os_string())
+        .or_else(|| {
+            command
+                .get_subcommands()
+                .find_map(|sub| variable_of(sub, long))
+        })
 }
 
 #[derive(Debug, Subcommand)]
@@ -240,7 +311,7 @@ impl DoorArgs {
         for host in &self.allowed_hosts {
             let host = host.trim();
             if host.is_empty() || host.contains(['/', ' ', '@']) {
-                anyhow::bail!("--allowed-host {host:?} must be a host name such as notes.lan");
+                anyhow::bail!("--allowed-host (or NOGGIN_ALLOWED_HOSTS) {host:?} must be a host name such as notes.lan");
             }
         }
         for origin in &self.allowed_origins {
@@ -252,17 +323,20 @@ impl DoorArgs {
                 !r.trim_end_matches('/').is_empty() && !r.trim_end_matches('/').contains('/')
             }) {
                 anyhow::bail!(
-                    "--allowed-origin {origin:?} must be an origin such as https://app.example:8443"
+                    "--allowed-origin (or NOGGIN_ALLOWED_ORIGINS) {origin:?} must be an origin such as https://app.example:8443"
                 );
             }
         }
         if self.header_timeout_ms == 0 || self.body_timeout_ms == 0 || self.max_connections == 0 {
             anyhow::bail!(
-                "--header-timeout-ms, --body-timeout-ms and --max-connections must be at least 1"
+                "--header-timeout-ms, --body-timeout-ms and --max-connections (or NOGGIN_HEADER_TIMEOUT_MS, \
+                 NOGGIN_BODY_TIMEOUT_MS, NOGGIN_MAX_CONNECTIONS) must be at least 1"
             );
         }
         if self.max_connections > MAX_CONNECTIONS {
-            anyhow::bail!("--max-connections must be at most {MAX_CONNECTIONS}");
+            anyhow::bail!(
+                "--max-connections (or NOGGIN_MAX_CONNECTIONS) must be at most {MAX_CONNECTIONS}"
+            );
         }
         Ok((
             DoorRules::new(addr, &self.allowed_hosts, &self.allowed_origins),
@@ -354,7 +428,7 @@ impl KnowledgeFolderArg {
             || parts.iter().any(hidden)
         {
             anyhow::bail!(
-                "--knowledge-folder {folder:?} must be a visible folder inside the brain \
+                "--knowledge-folder (or NOGGIN_KNOWLEDGE_FOLDER) {folder:?} must be a visible folder inside the brain \
                  (relative, no `..`, no hidden parts), or its notes would not be indexed"
             );
         }
@@ -446,14 +520,18 @@ impl ResearchArgs {
             .answer_threshold
             .unwrap_or(self.decider.default_threshold());
         if !(0.0..=1.0).contains(&threshold) {
-            anyhow::bail!("--answer-threshold must be between 0 and 1");
+            anyhow::bail!(
+                "--answer-threshold (or NOGGIN_ANSWER_THRESHOLD) must be between 0 and 1"
+            );
         }
         let folder = self.folder.validated()?;
         let llm = match self.llm_url.as_deref().filter(|u| !u.trim().is_empty()) {
             None => None,
             Some(url) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    anyhow::bail!("--llm-url must start with http:// or https://");
+                    anyhow::bail!(
+                        "--llm-url (or NOGGIN_LLM_URL) must start with http:// or https://"
+                    );
                 }
                 Some(LlmSettings {
                     url: url.to_string(),
@@ -522,7 +600,7 @@ impl ServeArgs {
             );
         }
         if self.max_body_bytes == 0 {
-            anyhow::bail!("--max-body-bytes must be at least 1");
+            anyhow::bail!("--max-body-bytes (or NOGGIN_MAX_BODY_BYTES) must be at least 1");
         }
         let poll_interval = self.follow.poll_interval()?;
         let research = self.research.research_settings(&self.brain.brain)?;
@@ -567,7 +645,7 @@ impl FollowArgs {
     /// The interval of the periodic rescans, checked.
     pub fn poll_interval(&self) -> anyhow::Result<Duration> {
         if self.poll_interval_ms == 0 {
-            anyhow::bail!("--poll-interval-ms must be at least 1");
+            anyhow::bail!("--poll-interval-ms (or NOGGIN_POLL_INTERVAL_MS) must be at least 1");
         }
         Ok(Duration::from_millis(self.poll_interval_ms))
     }
@@ -685,7 +763,7 @@ pub struct MarkerArg {
 impl MarkerArg {
     pub fn validated(&self) -> anyhow::Result<String> {
         if self.marker.trim().is_empty() {
-            anyhow::bail!("--marker must not be empty");
+            anyhow::bail!("--marker (or NOGGIN_MARKER) must not be empty");
         }
         Ok(self.marker.clone())
     }

@@ -539,6 +539,49 @@ fn index_reads_its_settings_from_the_environment() {
     assert!(!output.status.success(), "NOGGIN_ADDR is ignored");
 }
 
+#[test]
+fn a_bad_value_from_the_environment_names_its_variable() {
+    let brain = TestBrain::sample();
+    for (args, variable, value) in [
+        (&["search", "deploy"][..], "NOGGIN_MAX_NOTE_BYTES", ""),
+        (&["mcp"][..], "NOGGIN_NO_MODEL", "yes please"),
+    ] {
+        let output = run(noggin()
+            .args(args)
+            .args(["--brain", path_arg(&brain)])
+            .env(variable, value));
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains(variable),
+            "the error does not say where the value came from: {}",
+            stderr(&output)
+        );
+    }
+    // Typed on the command line, the flag is what is wrong.
+    let output = run(noggin()
+        .args(["search", "--brain", path_arg(&brain)])
+        .args(["--max-note-bytes", "lots", "deploy"])
+        .env("NOGGIN_MAX_NOTE_BYTES", "1000"));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--max-note-bytes"));
+    assert!(
+        !stderr(&output).contains("NOGGIN_MAX_NOTE_BYTES"),
+        "{}",
+        stderr(&output)
+    );
+    // A value refused after parsing names its variable too.
+    let output = run(noggin()
+        .args(["serve"])
+        .env("NOGGIN_BRAIN", brain.path())
+        .env("NOGGIN_POLL_INTERVAL_MS", "0"));
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("NOGGIN_POLL_INTERVAL_MS"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 /// All a child's piped output, once it has ended.
 fn read_all(pipe: Option<impl Read>) -> String {
     let mut text = String::new();
