@@ -385,7 +385,7 @@ fn make_data_dir(data_dir: &Path) -> Result<(), Error> {
     };
     match std::fs::create_dir(data_dir) {
         Ok(()) => {
-            if let Err(error) = std::fs::write(data_dir.join(".gitignore"), "*\n") {
+            if let Err(error) = crate::index::mark_ignored_by_git(data_dir) {
                 tracing::warn!(path = %data_dir.display(), %error, "cannot mark the data folder for git to ignore");
             }
         }

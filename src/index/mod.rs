@@ -477,6 +477,12 @@ const WRITER_BUDGET_PER_THREAD: usize = 30_000_000;
 const READ_ONLY_OPEN_RETRIES: usize = 20;
 const READ_ONLY_OPEN_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
 
+/// Marks a folder of noggin's own (the data folder) with a `.gitignore` of
+/// `*`, so that a brain kept in git leaves it out.
+pub(crate) fn mark_ignored_by_git(dir: &Path) -> std::io::Result<()> {
+    std::fs::write(dir.join(".gitignore"), "*\n")
+}
+
 fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
     let io_err = |source| Error::DataDir {
         path: data_dir.to_path_buf(),
@@ -500,7 +506,7 @@ fn prepare_data_dir(data_dir: &Path) -> Result<(), Error> {
         return Err(io_err(source));
     }
     if ours {
-        std::fs::write(data_dir.join(".gitignore"), "*\n").map_err(io_err)?;
+        mark_ignored_by_git(data_dir).map_err(io_err)?;
     }
     Ok(())
 }

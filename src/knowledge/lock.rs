@@ -41,7 +41,7 @@ fn open(brain: &Path) -> Result<File, Error> {
         if !dir.is_dir() {
             super::write::make_dirs_below(brain, Path::new(LOCK_DIR))?;
             // The folder is noggin's; a brain under git ignores it.
-            let _ = std::fs::write(dir.join(".gitignore"), "*\n");
+            let _ = crate::index::mark_ignored_by_git(dir);
         }
     }
     OpenOptions::new()
