@@ -226,3 +226,60 @@ async fn mcp_over_http_with_the_official_client() {
     assert!(body.contains("Harbor/Runbooks/Deploy.md"), "{body}");
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_refuses_bad_requests_as_the_api_does() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let url = format!("{}/mcp", server.base_url);
+    let http = reqwest::Client::new();
+    let both = "application/json, text/event-stream";
+    let cases = [
+        // A body that is no JSON is the caller's mistake in its content,
+        // not in its media type.
+        (
+            http.post(&url)
+                .header("Accept", both)
+                .header("Content-Type", "application/json")
+                .body("{not json"),
+            StatusCode::BAD_REQUEST,
+            "invalid-json",
+        ),
+        (
+            http.post(&url).header("Accept", both).body("{}"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+        ),
+        (
+            http.post(&url)
+                .header("Content-Type", "application/json")
+                .body(r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}"#),
+            StatusCode::NOT_ACCEPTABLE,
+            "not-acceptable",
+        ),
+        (
+            http.get(&url).header("Accept", both),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method-not-allowed",
+        ),
+    ];
+    for (request, status, code) in cases {
+        let response = request.send().await.expect("response");
+        assert_eq!(response.status(), status);
+        let content_type = response.headers()[reqwest::header::CONTENT_TYPE].clone();
+        assert_eq!(content_type, "application/json", "{code}");
+        let allow = response.headers().get(reqwest::header::ALLOW).cloned();
+        let body: Value = response.json().await.expect("a JSON error");
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{body}"
+        );
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            assert_eq!(allow.expect("Allow"), "POST");
+        }
+    }
+    server.stop().await;
+}

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -97,6 +97,7 @@ pub fn app(state: AppState) -> Router {
             "/mcp",
             crate::mcp::http_service(state.app.clone(), mcp_hosts(&state.config)),
         )
+        .layer(middleware::from_fn(mcp_errors_as_json))
         .layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
         .merge(mcp)
@@ -145,6 +146,61 @@ async fn require_token(
         }
     }
     Ok(next.run(request).await)
+}
+
+/// Largest refusal text of the MCP transport that is read into a JSON
+/// error; its refusals are one line.
+const MCP_REFUSAL_BYTES: usize = 16 * 1024;
+
+/// Gives the MCP transport's refusals (a body that is no JSON, a wrong
+/// `Content-Type` or `Accept`, a method other than POST) the API's JSON
+/// error shape, as the door's refusals of `/mcp` have: it answers them as
+/// plain text, and a body that is no JSON as `415`, which it is not.
+async fn mcp_errors_as_json(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let plain = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_none_or(|t| t.as_bytes().starts_with(b"text/plain"));
+    if !response.status().is_client_error() || !plain {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MCP_REFUSAL_BYTES)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_string())
+        .unwrap_or_default();
+    let (status, code, message) = match parts.status {
+        // Its words for a body serde could not read.
+        StatusCode::UNSUPPORTED_MEDIA_TYPE if text.starts_with("fail to deserialize") => (
+            StatusCode::BAD_REQUEST,
+            "invalid-json",
+            format!("the body is not a JSON-RPC message: {text}"),
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            parts.status,
+            "unsupported-media-type",
+            "a JSON-RPC message needs Content-Type: application/json".to_string(),
+        ),
+        StatusCode::NOT_ACCEPTABLE => (
+            parts.status,
+            "not-acceptable",
+            "Accept must name both application/json and text/event-stream".to_string(),
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => (
+            parts.status,
+            "method-not-allowed",
+            "/mcp takes JSON-RPC messages by POST".to_string(),
+        ),
+        StatusCode::FORBIDDEN => (parts.status, "forbidden-host", text),
+        StatusCode::PAYLOAD_TOO_LARGE => (parts.status, "body-too-large", text),
+        status => (status, "invalid-request", text),
+    };
+    let mut refused = ApiError::new(status, code, message).into_response();
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        refused.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    refused
 }
 
 /// The `Host` names `/mcp` answers to (rmcp checks them too, behind the
