@@ -25,6 +25,7 @@ use crate::research::ResearchRequest;
 /// `session_events`' input over MCP (HTTP takes the session from its path
 /// and the events as its body).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SessionEventsRequest {
     /// The session (1 to 200 characters); its first event creates it.
     pub session: String,
@@ -39,6 +40,7 @@ pub struct SessionEventsRequest {
 
 /// `working_context`'s input.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WorkingContextRequest {
     pub session: String,
     /// Characters the block may take (default 2,000, at most 1,000,000).

@@ -43,6 +43,7 @@ const RESOURCES_PER_PAGE: usize = 500;
 
 /// `read_note`'s input.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReadNoteRequest {
     /// The note's path relative to the brain, e.g. `Harbor/Runbooks/Deploy.md`.
     pub path: String,

@@ -225,6 +225,13 @@ async def exercise_working_context(session, found):
     negative = await session.call_tool("working_context", {"session": SESSION, "budget": -1})
     check(negative.is_error, "a negative budget is a tool error")
     found["negative_budget_error"] = negative.content[0].text
+    for tool, arguments in [
+        ("working_context", {"session": SESSION, "budgett": 100}),
+        ("session_events", {"session": "typo-check", "events": [{"type": "goal", "text": "x"}], "sesion": "typo"}),
+        ("read_note", {"path": "Harbor/Runbooks/Deploy.md", "paht": "typo"}),
+    ]:
+        typo = await session.call_tool(tool, arguments)
+        check(typo.is_error, f"{tool}: a misspelt argument is a tool error, not ignored")
     after = await session.call_tool("working_context", {"session": SESSION})
     check(
         after.structured_content["version"] == view["version"],
