@@ -36,6 +36,7 @@ pub struct PackRequest {
     pub questions: Vec<String>,
     /// Characters the pack may take (default 6,000).
     #[serde(default, deserialize_with = "super::optional_budget")]
+    #[schemars(range(max = MAX_BUDGET_CHARS))]
     pub budget: Option<usize>,
 }
 

@@ -31,6 +31,7 @@ pub struct WindowRequest {
     pub messages: Vec<Value>,
     /// Tokens the window may take, pinned block included.
     #[serde(deserialize_with = "super::budget")]
+    #[schemars(range(max = MAX_WINDOW_BUDGET_TOKENS))]
     pub budget: usize,
     #[serde(default)]
     pub protect: Protect,

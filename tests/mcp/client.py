@@ -65,6 +65,9 @@ async def exercise(session):
         (limit.get("minimum"), limit.get("maximum")) == (1, 100),
         f"the search tool's schema says the limits it enforces: {limit}",
     )
+    for name, most in [("working_context", 1_000_000), ("context_pack", 1_000_000), ("context_window", 10_000_000)]:
+        budget = next(t for t in tools if t.name == name).input_schema["properties"]["budget"]
+        check(budget.get("maximum") == most, f"the {name} tool's schema says its largest budget: {budget}")
 
     status = await session.call_tool("status", {})
     check(not status.is_error, f"status: {status.content}")
