@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 
+use super::scan::is_note_path;
 use super::watch::brain_path;
 
 /// What each folder's watch reports: a file made, written, closed after
@@ -192,18 +193,24 @@ impl Folders {
             return Ok(());
         };
         let path = folder.join(name);
-        if mask.contains(EventMask::ISDIR) {
-            if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
-                if brain_path(&self.root, &path).is_none() {
-                    return Ok(());
-                }
-                self.watch_tree(&path)?;
-            } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
-                self.forget_tree(&path);
-            } else {
-                // A folder's attributes changed: no note did.
+        if !mask.contains(EventMask::ISDIR) {
+            // A file that is no note (an image, an editor's backup or the
+            // `4913` vim makes and deletes at every save) changes no note:
+            // it neither wakes the index nor, once gone, looks like a
+            // folder that went away (which compares the whole brain).
+            if !brain_path(&self.root, &path).is_some_and(|rel| is_note_path(&rel)) {
                 return Ok(());
             }
+        } else if mask.intersects(EventMask::CREATE | EventMask::MOVED_TO) {
+            if brain_path(&self.root, &path).is_none() {
+                return Ok(());
+            }
+            self.watch_tree(&path)?;
+        } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
+            self.forget_tree(&path);
+        } else {
+            // A folder's attributes changed: no note did.
+            return Ok(());
         }
         seen.paths.push(path);
         Ok(())
@@ -274,6 +281,26 @@ mod tests {
         let seen = read_until(&mut folders, |s| !s.paths.is_empty());
         assert!(seen.paths.iter().all(|p| p == &root.join("notes/a.md")));
         assert!(!seen.paths.is_empty());
+    }
+
+    #[test]
+    fn files_that_are_no_notes_are_not_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        write(&root.join("notes/a.md"), "a");
+        let mut folders = watch(&root).unwrap();
+        // What vim does at every save, and an attachment added and removed.
+        write(&root.join("notes/4913"), "");
+        fs::remove_file(root.join("notes/4913")).unwrap();
+        write(&root.join("notes/diagram.png"), "png");
+        fs::remove_file(root.join("notes/diagram.png")).unwrap();
+        fs::write(root.join("notes/a.md"), "b").unwrap();
+        let seen = read_until(&mut folders, |s| !s.paths.is_empty());
+        assert!(!seen.paths.is_empty());
+        assert!(
+            seen.paths.iter().all(|p| p == &root.join("notes/a.md")),
+            "{seen:?}"
+        );
     }
 
     #[test]
