@@ -26,6 +26,35 @@ pub struct NoteFile {
     pub size: u64,
     /// Modification time in nanoseconds since the Unix epoch.
     pub mtime_ns: i64,
+    /// The file's identity and its last change of any kind (contents,
+    /// name, links, permissions): another file moved over a note, even of
+    /// the same size and mtime (`mv`, `cp -p`, `rsync -a`, `tar x`), has
+    /// another of either.
+    pub identity: FileIdentity,
+}
+
+/// Inode number and status-change time (nanoseconds since the Unix epoch)
+/// of a file; 0 and 0 where the system has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FileIdentity {
+    pub ino: u64,
+    pub ctime_ns: i64,
+}
+
+impl FileIdentity {
+    #[cfg(unix)]
+    fn of(meta: &std::fs::Metadata) -> FileIdentity {
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            ino: meta.ino(),
+            ctime_ns: meta.ctime().saturating_mul(1_000_000_000) + meta.ctime_nsec(),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn of(_: &std::fs::Metadata) -> FileIdentity {
+        FileIdentity::default()
+    }
 }
 
 /// What a scan found besides notes.
@@ -258,6 +287,7 @@ fn note_file(
         abs_path,
         size: meta.len(),
         mtime_ns,
+        identity: FileIdentity::of(meta),
     }))
 }
 
@@ -472,6 +502,7 @@ mod tests {
                 abs_path: path.clone(),
                 size: stat_size,
                 mtime_ns: 0,
+                identity: FileIdentity::default(),
             };
             assert_eq!(
                 read_note_text(&file).unwrap(),

@@ -22,7 +22,7 @@ use super::backlog::{Backlog, QueuedDoc};
 use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
 use crate::brain::scan::{
-    list_notes, open_note, read_note_text, stat_file, stat_note, NoteFile, NotePath,
+    list_notes, open_note, read_note_text, stat_file, stat_note, FileIdentity, NoteFile, NotePath,
 };
 use crate::brain::{parse_note, Note};
 
@@ -54,38 +54,76 @@ pub struct ReconcileReport {
     pub brain_error: Option<String>,
 }
 
-/// Written as `[size, mtime_ns, hash, sections]`: the manifest of a large
-/// brain is rewritten with every commit and read at every start.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(from = "(u64, i64, u64, u32)", into = "(u64, i64, u64, u32)")]
+/// Written as `[size, mtime_ns, hash, sections, ino, ctime_ns]`: the
+/// manifest of a large brain is rewritten with every commit and read at
+/// every start. An entry of an earlier version has the first four alone:
+/// its file is read once more (and its identity kept), not parsed again.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ManifestEntry {
     pub size: u64,
     pub mtime_ns: i64,
     pub hash: u64,
     pub sections: u32,
+    pub identity: FileIdentity,
 }
 
 impl ManifestEntry {
-    /// True when `file` has the size and mtime indexed: it is not read again.
+    /// True when `file` is the file indexed, unchanged since: the same
+    /// size, mtime, inode and status-change time. It is not read again.
     fn stats_as(&self, file: &NoteFile) -> bool {
-        self.size == file.size && self.mtime_ns == file.mtime_ns
+        self.size == file.size && self.mtime_ns == file.mtime_ns && self.identity == file.identity
     }
 }
 
-impl From<(u64, i64, u64, u32)> for ManifestEntry {
-    fn from((size, mtime_ns, hash, sections): (u64, i64, u64, u32)) -> Self {
-        ManifestEntry {
-            size,
-            mtime_ns,
-            hash,
-            sections,
+impl Serialize for ManifestEntry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (
+            self.size,
+            self.mtime_ns,
+            self.hash,
+            self.sections,
+            self.identity.ino,
+            self.identity.ctime_ns,
+        )
+            .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ManifestEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entry;
+        impl<'de> serde::de::Visitor<'de> for Entry {
+            type Value = ManifestEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("[size, mtime_ns, hash, sections, ino?, ctime_ns?]")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ManifestEntry, A::Error> {
+                use serde::de::Error;
+                let missing = |i| A::Error::invalid_length(i, &self);
+                let size = seq.next_element()?.ok_or_else(|| missing(0))?;
+                let mtime_ns = seq.next_element()?.ok_or_else(|| missing(1))?;
+                let hash = seq.next_element()?.ok_or_else(|| missing(2))?;
+                let sections = seq.next_element()?.ok_or_else(|| missing(3))?;
+                let identity = match seq.next_element::<u64>()? {
+                    Some(ino) => FileIdentity {
+                        ino,
+                        ctime_ns: seq.next_element()?.ok_or_else(|| missing(5))?,
+                    },
+                    None => FileIdentity::default(),
+                };
+                Ok(ManifestEntry {
+                    size,
+                    mtime_ns,
+                    hash,
+                    sections,
+                    identity,
+                })
+            }
         }
-    }
-}
-
-impl From<ManifestEntry> for (u64, i64, u64, u32) {
-    fn from(e: ManifestEntry) -> Self {
-        (e.size, e.mtime_ns, e.hash, e.sections)
+        deserializer.deserialize_seq(Entry)
     }
 }
 
@@ -605,6 +643,7 @@ impl WriterOwner {
                 if let Some(entry) = self.manifest.notes.get_mut(&file.rel_path) {
                     entry.size = file.size;
                     entry.mtime_ns = file.mtime_ns;
+                    entry.identity = file.identity;
                 }
                 Outcome::Touched
             }
@@ -617,6 +656,7 @@ impl WriterOwner {
                         mtime_ns: file.mtime_ns,
                         hash,
                         sections,
+                        identity: file.identity,
                     },
                 );
                 Outcome::Reindexed
@@ -1048,7 +1088,7 @@ mod tests {
 
     #[test]
     fn manifest_entries_are_written_as_arrays() {
-        use super::{Manifest, ManifestEntry};
+        use super::{FileIdentity, Manifest, ManifestEntry};
         let mut manifest = Manifest {
             schema: 5,
             ..Manifest::default()
@@ -1058,14 +1098,63 @@ mod tests {
             mtime_ns: -2,
             hash: u64::MAX,
             sections: 4,
+            identity: FileIdentity {
+                ino: 77,
+                ctime_ns: -8,
+            },
         };
         manifest.notes.insert("a.md".to_string(), entry.clone());
         let json = serde_json::to_string(&manifest).unwrap();
         assert!(
-            json.contains(r#""a.md":[1,-2,18446744073709551615,4]"#),
+            json.contains(r#""a.md":[1,-2,18446744073709551615,4,77,-8]"#),
             "{json}"
         );
         let back: Manifest = serde_json::from_str(&json).unwrap();
         assert_eq!((back.schema, &back.notes["a.md"]), (5, &entry));
+        // An entry of an earlier version has no identity: its file is read
+        // once more.
+        let before: Manifest =
+            serde_json::from_str(r#"{"schema":5,"notes":{"a.md":[1,-2,3,4]}}"#).unwrap();
+        assert_eq!(before.notes["a.md"].identity, FileIdentity::default());
+        assert_eq!(before.notes["a.md"].hash, 3);
+        assert!(
+            serde_json::from_str::<Manifest>(r#"{"schema":5,"notes":{"a.md":[1,-2,3]}}"#).is_err()
+        );
+    }
+
+    #[test]
+    fn a_note_replaced_by_a_file_of_the_same_size_and_mtime_is_read_again() {
+        let brain = tempfile::tempdir().unwrap();
+        let index = open_index(brain.path(), 1 << 20);
+        let same_time =
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let write = |name: &str, text: &str| {
+            let path = brain.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(same_time)
+                .unwrap();
+        };
+        write("a.md", "zqoldaa\n");
+        write("b.md", "zqnewbb\n");
+        index.reconcile_blocking(None).unwrap();
+        let found = |word: &str| {
+            index
+                .search(word, &crate::index::SearchFilter::default(), 10)
+                .unwrap()
+                .into_iter()
+                .map(|hit| hit.path)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(found("zqoldaa"), ["a.md"]);
+        // `mv b.md a.md`: the same size and mtime, another file.
+        std::fs::rename(brain.path().join("b.md"), brain.path().join("a.md")).unwrap();
+        let report = index.reconcile_blocking(None).unwrap();
+        assert_eq!((report.reparsed, report.removed), (1, 1), "{report:?}");
+        assert_eq!(found("zqnewbb"), ["a.md"]);
+        assert!(found("zqoldaa").is_empty());
     }
 }
