@@ -169,6 +169,12 @@ impl Folders {
                 }
             }
         }
+        if seen.lost {
+            // Folders made, moved or deleted while events were lost are
+            // not known here: the brain's folders are walked and watched
+            // anew (and the caller compares every note).
+            self.watch_all()?;
+        }
         Ok(seen)
     }
 
@@ -281,6 +287,38 @@ mod tests {
         let seen = read_until(&mut folders, |s| !s.paths.is_empty());
         assert!(seen.paths.iter().all(|p| p == &root.join("notes/a.md")));
         assert!(!seen.paths.is_empty());
+    }
+
+    #[test]
+    fn after_events_were_lost_the_folders_are_watched_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        write(&root.join("old/sub/a.md"), "a");
+        fs::create_dir(root.join("spam")).unwrap();
+        let mut folders = watch(&root).unwrap();
+        // More events than the kernel keeps for a reader that does not read.
+        let limit: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .ok()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(16_384);
+        for i in 0..limit {
+            fs::File::create(root.join(format!("spam/{i}.txt"))).unwrap();
+        }
+        // Meanwhile a folder is renamed and another made.
+        fs::rename(root.join("old"), root.join("renamed")).unwrap();
+        fs::create_dir_all(root.join("made/deep")).unwrap();
+        let seen = read_until(&mut folders, |s| s.lost);
+        assert!(seen.lost, "the kernel's queue should have overflowed");
+        assert!(folders.watched().contains(&root.join("renamed/sub")));
+        assert!(folders.watched().contains(&root.join("made/deep")));
+        write(&root.join("renamed/sub/b.md"), "b");
+        write(&root.join("made/deep/c.md"), "c");
+        let want = [root.join("renamed/sub/b.md"), root.join("made/deep/c.md")];
+        let seen = read_until(&mut folders, |s| want.iter().all(|w| s.paths.contains(w)));
+        assert!(
+            want.iter().all(|w| seen.paths.contains(w)),
+            "notes in folders renamed or made while events were lost: {seen:?}"
+        );
     }
 
     #[test]
