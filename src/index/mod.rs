@@ -27,6 +27,7 @@ pub use corpus::Corpus;
 pub use owner::{holder, Holder};
 pub use schema::{Fields, SCHEMA_VERSION};
 pub use search::{Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
+use writer::Manifest;
 pub use writer::{Progress, ReconcileReport};
 
 /// Errors of the index.
@@ -199,10 +200,10 @@ impl Index {
         // finds them gone, and reads the new one on its next try. Its
         // searcher is opened within the try, so that it holds the files.
         let open_for_reading = || {
-            open_existing(&index_dir, &schema).and_then(|index| {
+            open_existing(&index_dir, &schema).and_then(|(index, manifest)| {
                 let reader =
                     reader_of(&index).map_err(|e| format!("cannot read: {}", in_words(&e)))?;
-                Ok((index, reader))
+                Ok((index, manifest, reader))
             })
         };
         let held = options
@@ -230,16 +231,16 @@ impl Index {
                     _ => break,
                 }
             }
-            tried.map(|(index, reader)| {
+            tried.map(|(index, manifest, reader)| {
                 read_only = Some(reader);
-                index
+                (index, manifest)
             })
         } else {
             open_existing(&index_dir, &schema)
         };
         let mut being_made = false;
-        let (index, rebuilt_because) = match opened {
-            Ok(index) => (index, None),
+        let ((index, manifest), rebuilt_because) = match opened {
+            Ok(opened) => (opened, None),
             Err(reason) if options.read_only && is_of_another_version(&reason) => {
                 return Err(Error::AnotherVersion {
                     data_dir,
@@ -251,18 +252,33 @@ impl Index {
                 // The holder is making the first index now: nothing to read
                 // yet, and a search says it is catching up.
                 being_made = true;
-                (tantivy::Index::create_in_ram(schema.clone()), None)
+                (
+                    (
+                        tantivy::Index::create_in_ram(schema.clone()),
+                        Manifest::default(),
+                    ),
+                    None,
+                )
             }
             Err(reason) if options.read_only => {
                 // Not ours to rebuild: report an empty index instead.
                 tracing::warn!(%reason, "index unusable; searching an empty one");
-                (tantivy::Index::create_in_ram(schema.clone()), Some(reason))
+                (
+                    (
+                        tantivy::Index::create_in_ram(schema.clone()),
+                        Manifest::default(),
+                    ),
+                    Some(reason),
+                )
             }
             Err(reason) => {
                 if index_dir.exists() {
                     tracing::warn!(%reason, dir = %index_dir.display(), "rebuilding the index from the brain");
                 }
-                (create_fresh(&index_dir, &schema)?, Some(reason))
+                (
+                    (create_fresh(&index_dir, &schema)?, Manifest::default()),
+                    Some(reason),
+                )
             }
         };
         analyzer::register(&index);
@@ -282,6 +298,8 @@ impl Index {
         let status = Arc::new(Mutex::new(IndexStatus {
             rebuilt_because,
             indexing: being_made,
+            notes: manifest.notes.len(),
+            sections: manifest.notes.values().map(|e| e.sections as usize).sum(),
             ..IndexStatus::default()
         }));
         let writer = match &owner {
@@ -294,25 +312,22 @@ impl Index {
                     }
                     Err(source) => return Err(tantivy_err(source)),
                 };
-                Some(writer::spawn(writer::WriterSetup {
-                    brain: brain.clone(),
-                    data_dir: data_dir.clone(),
-                    owner: owner.clone(),
-                    max_note_bytes: options.max_note_bytes,
-                    index: index.clone(),
-                    writer: tantivy_writer,
-                    reader: reader.clone(),
-                    fields,
-                    status: status.clone(),
-                })?)
+                Some(writer::spawn(
+                    writer::WriterSetup {
+                        brain: brain.clone(),
+                        data_dir: data_dir.clone(),
+                        owner: owner.clone(),
+                        max_note_bytes: options.max_note_bytes,
+                        index: index.clone(),
+                        writer: tantivy_writer,
+                        reader: reader.clone(),
+                        fields,
+                        status: status.clone(),
+                    },
+                    manifest,
+                )?)
             }
         };
-        {
-            let manifest = writer::load_manifest(&index);
-            let mut s = status.lock().expect("status lock poisoned");
-            s.notes = manifest.notes.len();
-            s.sections = manifest.notes.values().map(|e| e.sections as usize).sum();
-        }
         Ok(Index {
             inner: Arc::new(Inner {
                 brain,
@@ -608,7 +623,7 @@ fn is_of_another_version(reason: &str) -> bool {
 fn open_existing(
     index_dir: &Path,
     schema: &tantivy::schema::Schema,
-) -> Result<tantivy::Index, String> {
+) -> Result<(tantivy::Index, Manifest), String> {
     if !has_commit(index_dir) {
         return Err(NO_INDEX_YET.to_string());
     }
@@ -631,7 +646,7 @@ fn open_existing(
         ));
     }
     match index.validate_checksum() {
-        Ok(bad) if bad.is_empty() => Ok(index),
+        Ok(bad) if bad.is_empty() => Ok((index, manifest)),
         Ok(bad) => Err(format!("corrupt files: {bad:?}")),
         Err(e) => Err(format!("cannot verify: {}", in_words(&e))),
     }

@@ -5,7 +5,7 @@
 //! manifest (size, mtime and content hash of every indexed note) travels in
 //! the commit payload, so it can never disagree with the committed documents.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -131,7 +131,7 @@ impl<'de> Deserialize<'de> for ManifestEntry {
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct Manifest {
     pub schema: u32,
-    pub notes: HashMap<String, ManifestEntry>,
+    pub notes: rustc_hash::FxHashMap<String, ManifestEntry>,
 }
 
 /// Reads the manifest from the last commit's payload; empty if there is none.
@@ -193,9 +193,10 @@ pub(super) struct WriterHandle {
     backlog: Arc<Backlog>,
 }
 
-pub(super) fn spawn(setup: WriterSetup) -> Result<WriterHandle, Error> {
+/// Starts the writer thread of `setup`'s index, whose last commit's
+/// manifest is `manifest` (read once, when the index was opened).
+pub(super) fn spawn(setup: WriterSetup, manifest: Manifest) -> Result<WriterHandle, Error> {
     let (tx, rx) = mpsc::channel();
-    let manifest = load_manifest(&setup.index);
     let status = setup.status.clone();
     let backlog = Arc::<Backlog>::default();
     let mut owner = WriterOwner {
