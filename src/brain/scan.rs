@@ -190,7 +190,7 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
     Ok((found, report))
 }
 
-/// Lists every note of the brain at `root` with its size and mtime.
+/// Lists every note of the brain at `root` with its size, mtime and identity.
 ///
 /// `root` must be canonical (see [`super::canonical_root`]).
 pub fn scan_brain(root: &Path, max_note_bytes: u64) -> Result<(Vec<NoteFile>, ScanReport), Error> {
@@ -245,7 +245,7 @@ pub fn stat_note(
     stat_file(abs_path, rel_path, max_note_bytes)
 }
 
-/// Reads size and mtime of a note file already known to lie inside the brain.
+/// Reads size, mtime and identity of a note file already known to lie inside the brain.
 pub fn stat_file(
     abs_path: PathBuf,
     rel_path: &str,

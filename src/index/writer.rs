@@ -521,8 +521,8 @@ impl WriterOwner {
             changed = true;
         }
         // The notes the index knows are stat'ed first, all at once on all
-        // cores (a warm start is nothing more); one whose size and mtime are
-        // as indexed is done without being read.
+        // cores (a warm start is nothing more); one whose size, mtime, inode
+        // and ctime are as indexed is done without being read.
         let max_note_bytes = self.setup.max_note_bytes;
         let mut todo: Vec<(&NotePath, Option<Stat>)> = {
             let manifest = &self.manifest;
