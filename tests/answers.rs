@@ -14,6 +14,8 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::helpers::{assert_error_shape, ServerOptions, TestBrain, TestServer};
+#[cfg(target_os = "linux")]
+use crate::helpers::{wait_until, CHANGE_DEADLINE};
 
 const FOLDER: &str = "Alignment Knowledge";
 
@@ -486,6 +488,14 @@ async fn a_brain_moved_away_answers_nothing_and_is_not_made_again() {
             .is_some_and(|e| e.contains("does not exist")),
         "{status}"
     );
+    // The watcher says it follows nothing until the brain is back.
+    #[cfg(target_os = "linux")]
+    wait_until(
+        CHANGE_DEADLINE,
+        "the watcher waits for the brain",
+        || async { server.get("/v1/status").await.1["watcher"]["state"] == "waiting" },
+    )
+    .await;
     // Nothing is answered from, or cited of, notes that cannot be opened.
     let ask = json!({"questions": ["When do we deploy?"]});
     let (_, research) = server.post_json("/v1/research", &ask).await;
@@ -500,6 +510,13 @@ async fn a_brain_moved_away_answers_nothing_and_is_not_made_again() {
     std::fs::rename(&away, brain.path()).expect("move the brain back");
     let (_, status) = server.get("/v1/status").await;
     assert_eq!(status["healthy"], true, "{status}");
+    #[cfg(target_os = "linux")]
+    wait_until(
+        CHANGE_DEADLINE,
+        "the watcher follows the brain again",
+        || async { server.get("/v1/status").await.1["watcher"]["state"] == "watching" },
+    )
+    .await;
     let (_, research) = server.post_json("/v1/research", &ask).await;
     assert_eq!(
         research["answered"].as_array().map(Vec::len),

@@ -49,9 +49,10 @@ pub enum Change {
 /// What `/v1/status` says about the watcher.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WatchState {
-    /// "watching", "polling" or "off".
+    /// "watching", "polling", "waiting" (the brain's folder is gone; on
+    /// Linux) or "off".
     pub state: &'static str,
-    /// Why noggin is polling, when it is.
+    /// Why noggin is polling or waiting, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,6 +201,31 @@ fn stop_polling(state: &Mutex<WatchState>) {
     };
 }
 
+/// While the brain's folder is gone (deleted or moved away), nothing is
+/// followed, and the state says so: `waiting` until a folder is back at
+/// its path. True when it has just come back.
+#[cfg(target_os = "linux")]
+fn brain_is_there(state: &Mutex<WatchState>, there: bool) -> bool {
+    let mut s = state.lock().expect("watch state lock poisoned");
+    match (s.state, there) {
+        ("watching", false) => {
+            s.state = "waiting";
+            s.reason = Some(
+                "the brain's folder is gone (deleted or moved away); it is followed again \
+                 once a folder is back at its path"
+                    .to_string(),
+            );
+            false
+        }
+        ("waiting", true) => {
+            s.state = "watching";
+            s.reason = None;
+            true
+        }
+        _ => false,
+    }
+}
+
 /// How often watching is tried again after the limit of watched folders
 /// was reached (a user may raise it, or folders go away).
 #[cfg(target_os = "linux")]
@@ -293,9 +319,16 @@ fn start_native(
                     // clone), it is watched in the old one's place and
                     // compared in full. After the limit of watches was
                     // reached, watching is tried again now and then.
-                    let moved = folder_identity(&root).filter(|id| Some(*id) != watched);
+                    let here = folder_identity(&root);
+                    let back = brain_is_there(&state, here.is_some());
+                    let moved = here.filter(|id| Some(*id) != watched);
                     let polling = state.lock().expect("watch state lock poisoned").state == "polling";
                     let retry = polling && now >= next_retry;
+                    if back && moved.is_none() {
+                        // The same folder moved back: what changed in it
+                        // while away was not followed under its path.
+                        sink(Change::Rescan);
+                    }
                     if moved.is_some() || retry {
                         next_retry = now + RETRY_WATCHING;
                         match folders.watch_all() {
