@@ -325,7 +325,7 @@
   }
 
   // --- brain status --------------------------------------------------------
-  const WATCHER = { watching: 'following edits', polling: 'checking for edits', off: 'not following edits' };
+  const WATCHER = { watching: 'following edits', polling: 'checking for edits', waiting: 'waiting for the brain folder', off: 'not following edits' };
 
   // Why noggin says it is not healthy, in words.
   function unhealthy(status) {
