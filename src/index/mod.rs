@@ -299,7 +299,7 @@ impl Index {
             rebuilt_because,
             indexing: being_made,
             notes: manifest.notes.len(),
-            sections: manifest.notes.values().map(|e| e.sections as usize).sum(),
+            sections: manifest.sections(),
             ..IndexStatus::default()
         }));
         let writer = match &owner {

@@ -2,8 +2,9 @@
 //!
 //! All index writes happen on this thread (tantivy allows one writer per
 //! index); callers anywhere send it commands and may await the commit. The
-//! manifest (size, mtime and content hash of every indexed note) travels in
-//! the commit payload, so it can never disagree with the committed documents.
+//! manifest (size, mtime, identity and content hash of every indexed note)
+//! travels in the commit payload, so it can never disagree with the
+//! committed documents.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -132,6 +133,13 @@ impl<'de> Deserialize<'de> for ManifestEntry {
 pub(super) struct Manifest {
     pub schema: u32,
     pub notes: rustc_hash::FxHashMap<String, ManifestEntry>,
+}
+
+impl Manifest {
+    /// Sections of all the notes indexed.
+    pub fn sections(&self) -> usize {
+        self.notes.values().map(|e| e.sections as usize).sum()
+    }
 }
 
 /// Reads the manifest from the last commit's payload; empty if there is none.
@@ -590,12 +598,7 @@ impl WriterOwner {
             self.commit();
         }
         report.notes = self.manifest.notes.len();
-        report.sections = self
-            .manifest
-            .notes
-            .values()
-            .map(|e| e.sections as usize)
-            .sum();
+        report.sections = self.manifest.sections();
         report.took_ms = started.elapsed().as_millis() as u64;
         report.at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         {
@@ -735,12 +738,7 @@ impl WriterOwner {
         }
         let mut status = self.setup.status.lock().expect("status lock poisoned");
         status.notes = self.manifest.notes.len();
-        status.sections = self
-            .manifest
-            .notes
-            .values()
-            .map(|e| e.sections as usize)
-            .sum();
+        status.sections = self.manifest.sections();
         status.last_commit =
             Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         status.commit_error = None;
