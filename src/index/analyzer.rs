@@ -63,12 +63,143 @@ fn analyzer_of(tokenizer: MixedScriptTokenizer) -> TextAnalyzer {
         .build()
 }
 
-/// Distinct words whose stems one analyzer remembers; beyond it it starts
-/// over. Words of a brain follow Zipf's law: a few thousand make up most of
-/// the text, so most tokens are stemmed by a lookup. Each indexing thread
-/// keeps one per field, about 80 bytes a word: 16,384 indexes as fast as
-/// 65,536 did and holds 4 MB less at the peak of a cold index.
-const CACHED_STEMS: usize = 16_384;
+/// Distinct words whose stems a thread remembers; beyond it it starts over.
+/// Words of a brain follow Zipf's law: a few thousand make up most of the
+/// text, so most tokens are stemmed by a lookup, but the words of a large
+/// brain are more than 16,384, where a cache of each field started over
+/// again and again while indexing the tldr pages. A word of up to 16
+/// bytes takes 33 bytes of the table: 57,344 fit in 65,536 buckets, 2 MB.
+const CACHED_STEMS: usize = 57_344;
+
+/// ASCII words of up to this many bytes are remembered as one number.
+const PACKED_WORD: usize = 16;
+
+/// The stems a thread remembers, shared by all the analyzers it runs (each
+/// field of each segment it indexes, and its queries).
+struct StemCache {
+    /// The stems of the words looked up most, in front of `short`: a slot
+    /// for each hash, the last word of that hash in it. The table of all
+    /// short words is larger than a core's cache; this one is not.
+    hot: Box<[(u128, u128)]>,
+    /// Short words → their stems, both packed ([`pack`]): a look-up hashes
+    /// and compares two numbers, where a string key is a pointer away.
+    short: FxHashMap<u128, u128>,
+    /// Longer words → their stems (`None`: the word itself).
+    long: FxHashMap<Box<str>, Option<Box<str>>>,
+}
+
+/// Slots of [`StemCache::hot`]: 128 KB.
+const HOT_STEMS: usize = 4096;
+
+impl Default for StemCache {
+    fn default() -> Self {
+        StemCache {
+            // No word packs to 0: an empty slot never matches.
+            hot: vec![(0, 0); HOT_STEMS].into_boxed_slice(),
+            short: FxHashMap::default(),
+            long: FxHashMap::default(),
+        }
+    }
+}
+
+impl StemCache {
+    fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    /// Replaces the ASCII word in `text` by its stem.
+    fn stem_ascii(&mut self, text: &mut String) {
+        if text.len() <= PACKED_WORD {
+            let word = pack(text.as_bytes());
+            let slot = hot_slot(word);
+            let stemmed = match self.hot[slot] {
+                (hot, stemmed) if hot == word => stemmed,
+                _ => match self.short.get(&word) {
+                    Some(&stemmed) => {
+                        self.hot[slot] = (word, stemmed);
+                        stemmed
+                    }
+                    None => {
+                        let stemmed = stem(text);
+                        if stemmed.len() > PACKED_WORD {
+                            // Not seen from English rules; left as it comes.
+                            let stemmed = stemmed.into_owned();
+                            *text = stemmed;
+                            return;
+                        }
+                        let stemmed = pack(stemmed.as_bytes());
+                        self.make_room();
+                        self.short.insert(word, stemmed);
+                        self.hot[slot] = (word, stemmed);
+                        stemmed
+                    }
+                },
+            };
+            if stemmed != word {
+                unpack(stemmed, text);
+            }
+            return;
+        }
+        if let Some(stemmed) = self.long.get(text.as_str()) {
+            if let Some(stemmed) = stemmed {
+                text.clear();
+                text.push_str(stemmed);
+            }
+            return;
+        }
+        let stemmed = match stem(text) {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(stemmed) if stemmed == *text => None,
+            std::borrow::Cow::Owned(stemmed) => Some(Box::<str>::from(stemmed)),
+        };
+        self.make_room();
+        self.long.insert(text.as_str().into(), stemmed.clone());
+        if let Some(stemmed) = stemmed {
+            text.clear();
+            text.push_str(&stemmed);
+        }
+    }
+
+    fn make_room(&mut self) {
+        if self.len() >= CACHED_STEMS {
+            // The hot slots hold stems that stay right: they stay.
+            self.short.clear();
+            self.long.clear();
+        }
+    }
+}
+
+/// The slot of a packed word in [`StemCache::hot`].
+#[inline]
+fn hot_slot(word: u128) -> usize {
+    let mixed = ((word as u64) ^ ((word >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> (64 - HOT_STEMS.trailing_zeros())) as usize
+}
+
+/// A word of at most [`PACKED_WORD`] bytes as one number: its bytes,
+/// zero-padded (no token holds a NUL byte, so the padding is not a part
+/// of any word).
+#[inline]
+fn pack(word: &[u8]) -> u128 {
+    // Byte by byte: a copy into an array read back as a number stalls the
+    // read until the copy is done.
+    word.iter()
+        .rev()
+        .fold(0u128, |packed, &b| (packed << 8) | b as u128)
+}
+
+/// Writes the word [`pack`] made into `text`.
+#[inline]
+fn unpack(packed: u128, text: &mut String) {
+    let len = PACKED_WORD - (packed.leading_zeros() / 8) as usize;
+    let bytes = packed.to_le_bytes();
+    text.clear();
+    text.push_str(std::str::from_utf8(&bytes[..len]).expect("a packed word is ASCII"));
+}
+
+thread_local! {
+    static STEMS: std::cell::RefCell<StemCache> = std::cell::RefCell::new(StemCache::default());
+}
 
 /// English Snowball stemming (the same stems as tantivy's `Stemmer`) that
 /// remembers the stems of ASCII words: stemming was a fifth of the time it
@@ -80,76 +211,53 @@ impl TokenFilter for CachedStemmer {
     type Tokenizer<T: Tokenizer> = CachedStemmerFilter<T>;
 
     fn transform<T: Tokenizer>(self, inner: T) -> CachedStemmerFilter<T> {
-        CachedStemmerFilter {
-            inner,
-            stems: FxHashMap::default(),
-        }
+        CachedStemmerFilter { inner }
     }
 }
 
 #[derive(Clone)]
 pub struct CachedStemmerFilter<T> {
     inner: T,
-    /// ASCII word → its stem (`None`: the word itself).
-    stems: FxHashMap<Box<str>, Option<Box<str>>>,
 }
 
 impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
-    type TokenStream<'a> = CachedStemmerStream<'a, T::TokenStream<'a>>;
+    type TokenStream<'a> = CachedStemmerStream<T::TokenStream<'a>>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
         CachedStemmerStream {
             tail: self.inner.token_stream(text),
-            stems: &mut self.stems,
         }
     }
 }
 
-pub struct CachedStemmerStream<'a, T> {
+pub struct CachedStemmerStream<T> {
     tail: T,
-    stems: &'a mut FxHashMap<Box<str>, Option<Box<str>>>,
 }
 
 fn stem(word: &str) -> std::borrow::Cow<'_, str> {
     frostem::Stemmer::new(frostem::Algorithm::English).stem(word)
 }
 
-impl<T: TokenStream> TokenStream for CachedStemmerStream<'_, T> {
+impl<T: TokenStream> TokenStream for CachedStemmerStream<T> {
     fn advance(&mut self) -> bool {
         if !self.tail.advance() {
             return false;
         }
         let token = self.tail.token_mut();
+        let text = &mut token.text;
         // English rules only touch Latin letters: a Hangul, Han or Kana
-        // bigram (or a number) stays as it is.
-        if !token.text.bytes().any(|b| b.is_ascii_alphabetic()) {
-            return true;
-        }
-        if !token.text.is_ascii() {
-            let stemmed = stem(&token.text).into_owned();
-            token.text = stemmed;
-            return true;
-        }
-        if let Some(stemmed) = self.stems.get(token.text.as_str()) {
-            if let Some(stemmed) = stemmed {
-                token.text.clear();
-                token.text.push_str(stemmed);
+        // bigram (or a number) stays as it is, and so does a word of one or
+        // two letters.
+        if text.is_ascii() {
+            if text.len() > 2 && text.bytes().any(|b| b.is_ascii_alphabetic()) {
+                STEMS.with(|stems| match stems.try_borrow_mut() {
+                    Ok(mut stems) => stems.stem_ascii(text),
+                    // Only an analyzer run inside another's stream gets here.
+                    Err(_) => *text = stem(text).into_owned(),
+                });
             }
-            return true;
-        }
-        let stemmed = match stem(&token.text) {
-            std::borrow::Cow::Borrowed(_) => None,
-            std::borrow::Cow::Owned(stemmed) if stemmed == token.text => None,
-            std::borrow::Cow::Owned(stemmed) => Some(Box::<str>::from(stemmed)),
-        };
-        if self.stems.len() >= CACHED_STEMS {
-            self.stems.clear();
-        }
-        self.stems
-            .insert(token.text.as_str().into(), stemmed.clone());
-        if let Some(stemmed) = stemmed {
-            token.text.clear();
-            token.text.push_str(&stemmed);
+        } else if text.bytes().any(|b| b.is_ascii_alphabetic()) {
+            *text = stem(text).into_owned();
         }
         true
     }
@@ -539,13 +647,7 @@ mod tests {
 
     #[test]
     fn the_cached_stemmer_stems_as_tantivys_stemmer_does() {
-        use tantivy::tokenizer::{Language, Stemmer};
-        let mut plain = TextAnalyzer::builder(MixedScriptTokenizer::default())
-            .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
-            .filter(LowerCaser)
-            .filter(AsciiFoldingFilter)
-            .filter(Stemmer::new(Language::English))
-            .build();
+        let mut plain = plain_analyzer();
         let mut cached = text_analyzer();
         let text = "Running runners ran; the generously generous generalisations \
                     were running again. Café façades, naïve Straße, 두뇌를 두뇌에서 бегущие Ελληνικά 2026 x86s \
@@ -561,6 +663,82 @@ mod tests {
                 .map(|t| t.text)
                 .collect();
             assert_eq!(got, want);
+        }
+    }
+
+    /// Tantivy's own chain with its stemmer: what the cached stems must be.
+    fn plain_analyzer() -> TextAnalyzer {
+        use tantivy::tokenizer::{Language, Stemmer};
+        TextAnalyzer::builder(MixedScriptTokenizer::default())
+            .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+            .filter(LowerCaser)
+            .filter(AsciiFoldingFilter)
+            .filter(Stemmer::new(Language::English))
+            .build()
+    }
+
+    #[test]
+    fn words_of_one_or_two_letters_are_their_own_stems() {
+        // The stemmer passes them by without a look-up.
+        let chars: Vec<char> = ('a'..='z').chain('0'..='9').collect();
+        for &a in &chars {
+            assert_eq!(stem(&a.to_string()), a.to_string());
+            for &b in &chars {
+                let word = format!("{a}{b}");
+                assert_eq!(stem(&word), word);
+            }
+        }
+    }
+
+    #[test]
+    fn stems_stay_right_after_the_cache_starts_over() {
+        // More distinct words than a thread keeps: the cache starts over
+        // at least once, and every word is stemmed as by tantivy, on the
+        // second pass too (read from the cache and its hot slots).
+        let words: Vec<String> = (0..CACHED_STEMS + 5_000)
+            .map(|i| {
+                let mut n = i;
+                let mut word = String::from("run");
+                while n > 0 {
+                    word.push((b'a' + (n % 26) as u8) as char);
+                    n /= 26;
+                }
+                word.push_str(["ing", "s", "ed", "ness", "ational"][i % 5]);
+                word
+            })
+            .collect();
+        let text = words.join(" ");
+        let want: Vec<_> = analyze(&mut plain_analyzer(), &text)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        for _ in 0..2 {
+            let got: Vec<_> = analyze(&mut text_analyzer(), &text)
+                .into_iter()
+                .map(|t| t.text)
+                .collect();
+            assert!(got == want, "a cached stem differs from tantivy's");
+        }
+    }
+
+    proptest::proptest! {
+        /// Short, packed and long words, and words that share a hot slot,
+        /// are stemmed as tantivy's stemmer does, read fresh or cached.
+        #[test]
+        fn cached_stems_are_tantivys(words in proptest::collection::vec("[a-zA-Z0-9]{1,24}", 1..40)) {
+            let text = words.join(" ");
+            let want: Vec<_> = analyze(&mut plain_analyzer(), &text).into_iter().map(|t| t.text).collect();
+            for _ in 0..2 {
+                let got: Vec<_> = analyze(&mut text_analyzer(), &text).into_iter().map(|t| t.text).collect();
+                proptest::prop_assert_eq!(&got, &want);
+            }
+        }
+
+        #[test]
+        fn a_packed_word_unpacks_to_itself(word in "[!-~]{0,16}") {
+            let mut text = String::from("something else");
+            unpack(pack(word.as_bytes()), &mut text);
+            proptest::prop_assert_eq!(text, word);
         }
     }
 
