@@ -6,7 +6,8 @@
 Runs `BIN index --brain BRAIN_DIR --data-dir EMPTY` RUNS times (default 9)
 for each binary in turn, each into a fresh empty data folder, and prints the
 median wall time, the median CPU time (user + system) and the median peak
-RSS of each. Binaries
+RSS of each, and the median of its runs' ratios to the first binary's run
+of the same round. Binaries
 built from different commits are compared in one sitting this way: timings
 on a shared machine drift by more than the changes being measured.
 """
@@ -45,10 +46,17 @@ def main():
             if status != 0:
                 sys.exit(f"{b} failed on {brain}")
     for b in bins:
+        # Each run against the first binary's run of the same round: the
+        # median of those ratios is steadier than a ratio of medians while
+        # the machine's speed drifts.
+        paired = [w / first for w, first in zip(wall[b], wall[bins[0]])]
+        paired_cpu = [c / first for c, first in zip(cpu[b], cpu[bins[0]])]
         print(
             f"{b}: wall median {statistics.median(wall[b]):.3f} s "
             f"(min {min(wall[b]):.3f}), cpu median {statistics.median(cpu[b]):.3f} s, "
-            f"peak RSS median {statistics.median(rss[b]):.0f} MB"
+            f"peak RSS median {statistics.median(rss[b]):.0f} MB; "
+            f"paired with the first: wall {statistics.median(paired):.2f}, "
+            f"cpu {statistics.median(paired_cpu):.2f}"
         )
 
 
