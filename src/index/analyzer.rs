@@ -76,11 +76,14 @@ const PACKED_WORD: usize = 16;
 
 /// The stems a thread remembers, shared by all the analyzers it runs (each
 /// field of each segment it indexes, and its queries).
+#[derive(Default)]
 struct StemCache {
     /// The stems of the words looked up most, in front of `short`: a slot
     /// for each hash, the last word of that hash in it. The table of all
-    /// short words is larger than a core's cache; this one is not.
-    hot: Box<[(u128, u128)]>,
+    /// short words is larger than a core's cache; this one is not. Empty
+    /// until the thread has stemmed [`HOT_STEMS`] words (a thread that only
+    /// runs queries never does).
+    hot: Vec<(u128, u128)>,
     /// Short words → their stems, both packed ([`pack`]): a look-up hashes
     /// and compares two numbers, where a string key is a pointer away.
     short: FxHashMap<u128, u128>,
@@ -90,17 +93,6 @@ struct StemCache {
 
 /// Slots of [`StemCache::hot`]: 128 KB.
 const HOT_STEMS: usize = 4096;
-
-impl Default for StemCache {
-    fn default() -> Self {
-        StemCache {
-            // No word packs to 0: an empty slot never matches.
-            hot: vec![(0, 0); HOT_STEMS].into_boxed_slice(),
-            short: FxHashMap::default(),
-            long: FxHashMap::default(),
-        }
-    }
-}
 
 impl StemCache {
     fn len(&self) -> usize {
@@ -112,11 +104,11 @@ impl StemCache {
         if text.len() <= PACKED_WORD {
             let word = pack(text.as_bytes());
             let slot = hot_slot(word);
-            let stemmed = match self.hot[slot] {
-                (hot, stemmed) if hot == word => stemmed,
+            let stemmed = match self.hot.get(slot) {
+                Some(&(hot, stemmed)) if hot == word => stemmed,
                 _ => match self.short.get(&word) {
                     Some(&stemmed) => {
-                        self.hot[slot] = (word, stemmed);
+                        self.keep_hot(slot, word, stemmed);
                         stemmed
                     }
                     None => {
@@ -130,7 +122,7 @@ impl StemCache {
                         let stemmed = pack(stemmed.as_bytes());
                         self.make_room();
                         self.short.insert(word, stemmed);
-                        self.hot[slot] = (word, stemmed);
+                        self.keep_hot(slot, word, stemmed);
                         stemmed
                     }
                 },
@@ -157,6 +149,16 @@ impl StemCache {
         if let Some(stemmed) = stemmed {
             text.clear();
             text.push_str(&stemmed);
+        }
+    }
+
+    fn keep_hot(&mut self, slot: usize, word: u128, stemmed: u128) {
+        if self.hot.is_empty() && self.short.len() >= HOT_STEMS {
+            // No word packs to 0: an empty slot never matches.
+            self.hot = vec![(0, 0); HOT_STEMS];
+        }
+        if let Some(kept) = self.hot.get_mut(slot) {
+            *kept = (word, stemmed);
         }
     }
 
