@@ -291,54 +291,6 @@ fn note_file(
     }))
 }
 
-/// The folder of the note opened last, kept open: a note beside it is
-/// opened by its name in it, where opening it by its whole path walks every
-/// folder from the root again (a tenth of a cold index of many small
-/// notes). Keep one for a run of notes opened together, not longer: a
-/// folder replaced since it was opened is not the one at its path.
-#[derive(Default)]
-pub struct OpenFolder {
-    #[cfg(target_os = "linux")]
-    last: Option<(PathBuf, std::os::fd::OwnedFd)>,
-}
-
-impl OpenFolder {
-    /// Opens the file at `path` for reading. A note swapped for a named
-    /// pipe since the listing must not block the open; on a regular file
-    /// the flag that sees to it changes nothing.
-    fn open(&mut self, path: &Path) -> std::io::Result<std::fs::File> {
-        #[cfg(target_os = "linux")]
-        if let Some(file) = self.open_in_folder(path) {
-            return file;
-        }
-        let mut options = std::fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-        options.open(path)
-    }
-
-    /// `None` when the folder itself cannot be opened: the open by the
-    /// whole path then says why.
-    #[cfg(target_os = "linux")]
-    fn open_in_folder(&mut self, path: &Path) -> Option<std::io::Result<std::fs::File>> {
-        use rustix::fs::{Mode, OFlags};
-        let (folder, name) = (path.parent()?, path.file_name()?);
-        if self.last.as_ref().is_none_or(|(open, _)| open != folder) {
-            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            let fd = rustix::fs::open(folder, flags, Mode::empty()).ok()?;
-            self.last = Some((folder.to_path_buf(), fd));
-        }
-        let (_, fd) = self.last.as_ref()?;
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        Some(
-            rustix::fs::openat(fd, name, flags, Mode::empty())
-                .map(std::fs::File::from)
-                .map_err(std::io::Error::from),
-        )
-    }
-}
-
 /// Opens a note file not looked at before and reads it: its size and mtime
 /// come from the open file, which costs less than a stat of its path and
 /// then a read. `Ok(None)` when it is gone or not a file; `TooLarge` when it
@@ -347,13 +299,18 @@ impl OpenFolder {
 pub fn open_note(
     path: &NotePath,
     max_note_bytes: u64,
-    folder: &mut OpenFolder,
 ) -> Result<Option<(NoteFile, String)>, Error> {
     let io_error = |source| Error::Io {
         path: path.abs_path.clone(),
         source,
     };
-    let mut opened = match folder.open(&path.abs_path) {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // A note swapped for a named pipe since the listing must not block the
+    // open; on a regular file the flag changes nothing.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut opened = match options.open(&path.abs_path) {
         Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         // Its size still decides first whether it is a note at all.
@@ -559,38 +516,10 @@ mod tests {
                 abs_path: path,
             },
             1 << 20,
-            &mut OpenFolder::default(),
         )
         .unwrap()
         .unwrap();
         assert_eq!((file.size, read), (5000, text));
-    }
-
-    /// Notes opened in turn through one kept folder are each read from
-    /// their own folder; one that is gone, or whose folder is, is no note.
-    #[test]
-    fn notes_of_several_folders_open_through_one_kept_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        for (folder, text) in [("a", "in a"), ("b", "in b"), ("a/c", "in c")] {
-            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
-            std::fs::write(dir.path().join(folder).join("n.md"), text).unwrap();
-        }
-        let note = |rel: &str| NotePath {
-            rel_path: rel.to_string(),
-            abs_path: dir.path().join(rel),
-        };
-        let mut folder = OpenFolder::default();
-        for (rel, want) in [
-            ("a/n.md", Some("in a")),
-            ("a/gone.md", None),
-            ("b/n.md", Some("in b")),
-            ("a/c/n.md", Some("in c")),
-            ("nowhere/n.md", None),
-            ("a/n.md", Some("in a")),
-        ] {
-            let read = open_note(&note(rel), 1 << 20, &mut folder).unwrap();
-            assert_eq!(read.map(|(_, text)| text).as_deref(), want, "{rel}");
-        }
     }
 
     /// A note path that turned into a named pipe since the listing is no
@@ -607,10 +536,7 @@ mod tests {
             rel_path: "pipe.md".to_string(),
             abs_path: path,
         };
-        assert!(matches!(
-            open_note(&note, 1 << 20, &mut OpenFolder::default()),
-            Ok(None)
-        ));
+        assert!(matches!(open_note(&note, 1 << 20), Ok(None)));
     }
 
     /// A new note over the limit is not read, nor one that grew past it
@@ -625,13 +551,10 @@ mod tests {
             abs_path: path.clone(),
         };
         assert!(matches!(
-            open_note(&note, 100, &mut OpenFolder::default()),
+            open_note(&note, 100),
             Err(Error::TooLarge { size: 300, .. })
         ));
-        assert!(matches!(
-            open_note(&note, 300, &mut OpenFolder::default()),
-            Ok(Some(_))
-        ));
+        assert!(matches!(open_note(&note, 300), Ok(Some(_))));
         let mut file = std::fs::File::open(&path).unwrap();
         let bytes = read_all(&mut file, 10, 100).unwrap();
         assert_eq!(

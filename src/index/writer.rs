@@ -24,7 +24,6 @@ use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
 use crate::brain::scan::{
     list_notes, open_note, read_note_text, stat_file, stat_note, FileIdentity, NoteFile, NotePath,
-    OpenFolder,
 };
 use crate::brain::{parse_note, Note};
 
@@ -560,9 +559,7 @@ impl WriterOwner {
                 let (fields, manifest) = (&self.setup.fields, &self.manifest);
                 chunk
                     .par_iter_mut()
-                    .map_init(OpenFolder::default, |folder, (path, stat)| {
-                        look(fields, manifest, max_note_bytes, path, stat.take(), folder)
-                    })
+                    .map(|(path, stat)| look(fields, manifest, max_note_bytes, path, stat.take()))
                     .collect()
             };
             for ((path, _), looked) in chunk.iter().zip(looked) {
@@ -786,7 +783,6 @@ fn look(
     max_note_bytes: u64,
     path: &NotePath,
     stat: Option<Stat>,
-    folder: &mut OpenFolder,
 ) -> Looked {
     let found = if let Some(stat) = stat {
         stat.map(|file| {
@@ -796,7 +792,7 @@ fn look(
             })
         })
     } else {
-        open_note(path, max_note_bytes, folder).map(|opened| {
+        open_note(path, max_note_bytes).map(|opened| {
             opened.map(|(file, text)| {
                 let prepared = prepare_text(fields, None, &file, &text);
                 (file, prepared)
