@@ -114,7 +114,8 @@ impl StemCache {
                     None => {
                         let stemmed = stem(text);
                         if stemmed.len() > PACKED_WORD {
-                            // Not seen from English rules; left as it comes.
+                            // A stem longer than its word (English rules
+                            // make none) is not kept.
                             let stemmed = stemmed.into_owned();
                             *text = stemmed;
                             return;
@@ -254,7 +255,8 @@ impl<T: TokenStream> TokenStream for CachedStemmerStream<T> {
             if text.len() > 2 && text.bytes().any(|b| b.is_ascii_alphabetic()) {
                 STEMS.with(|stems| match stems.try_borrow_mut() {
                     Ok(mut stems) => stems.stem_ascii(text),
-                    // Only an analyzer run inside another's stream gets here.
+                    // The cache is held for one word's look-up only; were it
+                    // held, the word is stemmed without it.
                     Err(_) => *text = stem(text).into_owned(),
                 });
             }
