@@ -121,6 +121,16 @@ fn name_the_variable(
     );
 }
 
+/// How a check after parsing names the flag `--long`: with the variable it
+/// reads (`--max-body-bytes (or NOGGIN_MAX_BODY_BYTES)`), taken from the
+/// flag's own definition, since the value may have come from either.
+fn flag(long: &str) -> String {
+    match variable_of(&Cli::command(), long) {
+        Some(variable) => format!("--{long} (or {})", variable.to_string_lossy()),
+        None => format!("--{long}"),
+    }
+}
+
 /// The environment variable of the flag `--long`, in `command` or any of
 /// its subcommands (a flag reads the same variable wherever it appears).
 fn variable_of(command: &clap::Command, long: &str) -> Option<std::ffi::OsString> {
@@ -311,7 +321,10 @@ impl DoorArgs {
         for host in &self.allowed_hosts {
             let host = host.trim();
             if host.is_empty() || host.contains(['/', ' ', '@']) {
-                anyhow::bail!("--allowed-host (or NOGGIN_ALLOWED_HOSTS) {host:?} must be a host name such as notes.lan");
+                anyhow::bail!(
+                    "{} {host:?} must be a host name such as notes.lan",
+                    flag("allowed-host")
+                );
             }
         }
         for origin in &self.allowed_origins {
@@ -323,19 +336,23 @@ impl DoorArgs {
                 !r.trim_end_matches('/').is_empty() && !r.trim_end_matches('/').contains('/')
             }) {
                 anyhow::bail!(
-                    "--allowed-origin (or NOGGIN_ALLOWED_ORIGINS) {origin:?} must be an origin such as https://app.example:8443"
+                    "{} {origin:?} must be an origin such as https://app.example:8443",
+                    flag("allowed-origin")
                 );
             }
         }
         if self.header_timeout_ms == 0 || self.body_timeout_ms == 0 || self.max_connections == 0 {
             anyhow::bail!(
-                "--header-timeout-ms, --body-timeout-ms and --max-connections (or NOGGIN_HEADER_TIMEOUT_MS, \
-                 NOGGIN_BODY_TIMEOUT_MS, NOGGIN_MAX_CONNECTIONS) must be at least 1"
+                "{}, {} and {} must be at least 1",
+                flag("header-timeout-ms"),
+                flag("body-timeout-ms"),
+                flag("max-connections")
             );
         }
         if self.max_connections > MAX_CONNECTIONS {
             anyhow::bail!(
-                "--max-connections (or NOGGIN_MAX_CONNECTIONS) must be at most {MAX_CONNECTIONS}"
+                "{} must be at most {MAX_CONNECTIONS}",
+                flag("max-connections")
             );
         }
         Ok((
@@ -428,8 +445,9 @@ impl KnowledgeFolderArg {
             || parts.iter().any(hidden)
         {
             anyhow::bail!(
-                "--knowledge-folder (or NOGGIN_KNOWLEDGE_FOLDER) {folder:?} must be a visible folder inside the brain \
-                 (relative, no `..`, no hidden parts), or its notes would not be indexed"
+                "{} {folder:?} must be a visible folder inside the brain \
+                 (relative, no `..`, no hidden parts), or its notes would not be indexed",
+                flag("knowledge-folder")
             );
         }
         Ok(parts.join("/"))
@@ -520,18 +538,14 @@ impl ResearchArgs {
             .answer_threshold
             .unwrap_or(self.decider.default_threshold());
         if !(0.0..=1.0).contains(&threshold) {
-            anyhow::bail!(
-                "--answer-threshold (or NOGGIN_ANSWER_THRESHOLD) must be between 0 and 1"
-            );
+            anyhow::bail!("{} must be between 0 and 1", flag("answer-threshold"));
         }
         let folder = self.folder.validated()?;
         let llm = match self.llm_url.as_deref().filter(|u| !u.trim().is_empty()) {
             None => None,
             Some(url) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    anyhow::bail!(
-                        "--llm-url (or NOGGIN_LLM_URL) must start with http:// or https://"
-                    );
+                    anyhow::bail!("{} must start with http:// or https://", flag("llm-url"));
                 }
                 Some(LlmSettings {
                     url: url.to_string(),
@@ -595,12 +609,13 @@ impl ServeArgs {
         if !self.addr.ip().is_loopback() && token.is_none() {
             anyhow::bail!(
                 "refusing to listen on {} without a token: anyone on the network could read the brain; \
-                 set --token (or NOGGIN_TOKEN), or listen on 127.0.0.1",
-                self.addr
+                 set {}, or listen on 127.0.0.1",
+                self.addr,
+                flag("token")
             );
         }
         if self.max_body_bytes == 0 {
-            anyhow::bail!("--max-body-bytes (or NOGGIN_MAX_BODY_BYTES) must be at least 1");
+            anyhow::bail!("{} must be at least 1", flag("max-body-bytes"));
         }
         let poll_interval = self.follow.poll_interval()?;
         let research = self.research.research_settings(&self.brain.brain)?;
@@ -645,7 +660,7 @@ impl FollowArgs {
     /// The interval of the periodic rescans, checked.
     pub fn poll_interval(&self) -> anyhow::Result<Duration> {
         if self.poll_interval_ms == 0 {
-            anyhow::bail!("--poll-interval-ms (or NOGGIN_POLL_INTERVAL_MS) must be at least 1");
+            anyhow::bail!("{} must be at least 1", flag("poll-interval-ms"));
         }
         Ok(Duration::from_millis(self.poll_interval_ms))
     }
@@ -763,7 +778,7 @@ pub struct MarkerArg {
 impl MarkerArg {
     pub fn validated(&self) -> anyhow::Result<String> {
         if self.marker.trim().is_empty() {
-            anyhow::bail!("--marker (or NOGGIN_MARKER) must not be empty");
+            anyhow::bail!("{} must not be empty", flag("marker"));
         }
         Ok(self.marker.clone())
     }
@@ -961,6 +976,26 @@ impl RememberArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checks_after_parsing_name_each_flag_with_its_variable() {
+        for (long, variable) in [
+            ("allowed-host", "NOGGIN_ALLOWED_HOSTS"),
+            ("allowed-origin", "NOGGIN_ALLOWED_ORIGINS"),
+            ("header-timeout-ms", "NOGGIN_HEADER_TIMEOUT_MS"),
+            ("body-timeout-ms", "NOGGIN_BODY_TIMEOUT_MS"),
+            ("max-connections", "NOGGIN_MAX_CONNECTIONS"),
+            ("knowledge-folder", "NOGGIN_KNOWLEDGE_FOLDER"),
+            ("answer-threshold", "NOGGIN_ANSWER_THRESHOLD"),
+            ("llm-url", "NOGGIN_LLM_URL"),
+            ("token", "NOGGIN_TOKEN"),
+            ("max-body-bytes", "NOGGIN_MAX_BODY_BYTES"),
+            ("poll-interval-ms", "NOGGIN_POLL_INTERVAL_MS"),
+            ("marker", "NOGGIN_MARKER"),
+        ] {
+            assert_eq!(flag(long), format!("--{long} (or {variable})"));
+        }
+    }
 
     #[test]
     fn listen_addresses_are_ip_addresses_or_localhost() {
