@@ -58,7 +58,7 @@ impl Backlog {
     pub(super) fn queue(self: &Arc<Self>, doc: TantivyDocument) -> QueuedDoc {
         self.queued.fetch_add(1, Ordering::SeqCst);
         QueuedDoc {
-            doc,
+            doc: Box::new(doc),
             _ticket: Ticket(self.clone()),
         }
     }
@@ -126,7 +126,11 @@ impl Drop for Ticket {
 
 /// A passage document in tantivy's queue: indexed as the document it wraps.
 pub struct QueuedDoc {
-    doc: TantivyDocument,
+    /// Boxed: tantivy's queue is made, all of its 10,000 slots of four
+    /// documents written, before the first note is read; a slot of boxed
+    /// documents is 112 bytes rather than 272 (1.6 MB less to write at every
+    /// start, 2–3 MB less peak RSS on a cold index of the tldr pages).
+    doc: Box<TantivyDocument>,
     _ticket: Ticket,
 }
 
@@ -145,7 +149,7 @@ impl Document for QueuedDoc {
     }
 
     fn into_tantivy_document(self) -> TantivyDocument {
-        self.doc
+        *self.doc
     }
 }
 
