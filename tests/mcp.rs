@@ -151,6 +151,124 @@ fn mcp_over_stdio_with_the_official_client() {
     );
 }
 
+/// What no client library would send, written to `noggin mcp` line by
+/// line: each request gets the JSON-RPC error that names its mistake, with
+/// its id, and the server goes on serving.
+#[test]
+fn mcp_over_stdio_answers_bad_lines_as_json_rpc_says() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let brain = TestBrain::sample();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_noggin"))
+        .args(["mcp", "--brain"])
+        .arg(brain.path())
+        .env("NOGGIN_NO_MODEL", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start noggin mcp");
+    let (lines, answers) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.expect("a line of UTF-8");
+            let answer = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC: {e}: {line}"));
+            if lines.send(answer).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    };
+    let next = || {
+        answers
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an answer in time")
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(next()["result"]["serverInfo"]["name"], "noggin");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    // Each bad line, then a ping: two answers, in either order (the bad
+    // line's answer is not rmcp's), so a line left unanswered would show.
+    let cases = [
+        ("this is not json", Value::Null, -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":["deploy"]}}"#,
+            Value::from(2),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{}}"#,
+            Value::from(3),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"four"}"#,
+            Value::from("four"),
+            -32600,
+        ),
+        (r#"{"id":5,"method":"ping"}"#, Value::from(5), -32600),
+        (
+            r#"[{"jsonrpc":"2.0","id":6,"method":"ping"}]"#,
+            Value::Null,
+            -32600,
+        ),
+    ];
+    for (n, (line, id, code)) in cases.into_iter().enumerate() {
+        send(line);
+        let ping = 100 + n;
+        send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{ping},"method":"ping"}}"#
+        ));
+        let (first, second) = (next(), next());
+        let (answer, pong) = if first["id"] == ping {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        assert_eq!(answer["jsonrpc"], "2.0", "{line}: {answer}");
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{answer}"
+        );
+        assert_eq!(pong["id"], ping, "{line}: {pong}");
+        assert!(pong["result"].is_object(), "{pong}");
+    }
+    // A notification of any shape is never answered; the tools still work.
+    send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#);
+    send(
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"q":"deploy"}}}"#,
+    );
+    let found = next();
+    assert_eq!(found["id"], 7, "{found}");
+    assert_eq!(found["result"]["isError"], false, "{found}");
+    assert!(
+        found.to_string().contains("Harbor/Runbooks/Deploy.md"),
+        "{found}"
+    );
+
+    drop(stdin);
+    let status = child.wait().expect("noggin mcp ends");
+    assert!(status.success(), "{status:?}");
+    reader.join().expect("the reader");
+    assert!(answers.try_recv().is_err(), "nothing more was answered");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn mcp_over_http_with_the_official_client() {
     let brain = TestBrain::sample();

@@ -8,6 +8,8 @@
 //! the HTTP API's own serde types, so their schemas match it; a caller's
 //! mistake is a tool error with the HTTP API's message.
 
+mod stdio;
+
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -20,7 +22,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 use serde::Deserialize;
 
 use crate::app::{
@@ -354,21 +356,7 @@ impl ServerHandler for NogginMcp {
 
 /// Serves MCP on stdin/stdout until the client goes away.
 pub async fn serve_stdio(app: Noggin) -> anyhow::Result<()> {
-    let service = match NogginMcp::new(app).serve(rmcp::transport::stdio()).await {
-        Ok(service) => service,
-        // The input ended before a client said hello (a probe, `< /dev/null`):
-        // a clean end, as the end of the input is later.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
-            tracing::info!("MCP input ended before a client initialized");
-            return Ok(());
-        }
-        Err(e) => anyhow::bail!("cannot start MCP on stdio: {e}"),
-    };
-    service
-        .waiting()
-        .await
-        .map_err(|e| anyhow::anyhow!("MCP on stdio failed: {e}"))?;
-    Ok(())
+    stdio::serve(app).await
 }
 
 /// Largest body `/mcp` takes: a JSON-RPC call may carry a whole trajectory

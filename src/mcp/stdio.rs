@@ -1,0 +1,363 @@
+//! MCP over stdin/stdout, one JSON-RPC message a line.
+//!
+//! rmcp serves the protocol; each line passes through [`verdict`] on its
+//! way in, which answers, as JSON-RPC 2.0 says, what rmcp would not:
+//!
+//! - a line that is not JSON: a parse error (-32700) with a null id, where
+//!   rmcp says nothing and a client waits for an answer that never comes;
+//! - a request that is JSON but not a JSON-RPC request (no `"jsonrpc":
+//!   "2.0"`, no method): an invalid request (-32600) carrying the request's
+//!   id, where rmcp's answer has no id to match it by;
+//! - a call of a method noggin serves with parameters that do not fit it
+//!   (`tools/call` with `arguments` that are no object, say): invalid
+//!   params (-32602) saying what does not fit, where rmcp answers that the
+//!   method does not exist.
+//!
+//! Everything else goes to rmcp as it came. Notifications are never
+//! answered, as JSON-RPC says: one that is no notification rmcp reads is
+//! dropped here, where rmcp would answer it. The answers of rmcp and
+//! of this filter reach stdout whole lines at a time, never interleaved.
+
+use rmcp::model::{
+    CallToolRequest, ClientJsonRpcMessage, InitializeRequest, ListResourcesRequest,
+    ListToolsRequest, PingRequest, ReadResourceRequest,
+};
+use rmcp::ServiceExt;
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::NogginMcp;
+use crate::app::Noggin;
+
+/// JSON-RPC 2.0's error codes for what [`verdict`] answers.
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const INVALID_PARAMS: i64 = -32602;
+
+/// Bytes in flight between the filter and rmcp, each way.
+const PIPE_BYTES: usize = 64 * 1024;
+
+/// Serves MCP on stdin/stdout until the client goes away.
+pub async fn serve(app: Noggin) -> anyhow::Result<()> {
+    let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+    let (from_rmcp, mut to_rmcp) = tokio::io::split(ours);
+    let (refusals, mut refused) = mpsc::unbounded_channel::<String>();
+
+    let input = tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read MCP input");
+                    break;
+                }
+            }
+            match verdict(&line) {
+                Verdict::Pass => {}
+                Verdict::Drop => continue,
+                Verdict::Answer(answer) => {
+                    if refusals.send(answer).is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            }
+            if !line.ends_with(b"\n") {
+                line.push(b'\n');
+            }
+            if to_rmcp.write_all(&line).await.is_err() {
+                break;
+            }
+        }
+        // The end of the input, for rmcp as for the client.
+        let _ = to_rmcp.shutdown().await;
+    });
+
+    let output = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut from_rmcp = BufReader::new(from_rmcp);
+        let mut line = Vec::new();
+        let (mut rmcp_open, mut refusals_open) = (true, true);
+        while rmcp_open || refusals_open {
+            // `read_until` keeps what it read in `line` when the other
+            // branch wins, so no answer of rmcp is cut.
+            let whole: Option<Vec<u8>> = tokio::select! {
+                read = from_rmcp.read_until(b'\n', &mut line), if rmcp_open => match read {
+                    Ok(0) | Err(_) => {
+                        rmcp_open = false;
+                        (!line.is_empty()).then(|| std::mem::take(&mut line))
+                    }
+                    Ok(_) => Some(std::mem::take(&mut line)),
+                },
+                answer = refused.recv(), if refusals_open => match answer {
+                    Some(answer) => Some((answer + "\n").into_bytes()),
+                    None => {
+                        refusals_open = false;
+                        None
+                    }
+                },
+            };
+            if let Some(whole) = whole {
+                if stdout.write_all(&whole).await.is_err() || stdout.flush().await.is_err() {
+                    break;
+                }
+            }
+        }
+    });
+
+    let served = serve_rmcp(app, theirs).await;
+    // rmcp is done: what is still read is for no one, and the answers
+    // written so far go out before noggin ends.
+    input.abort();
+    let _ = output.await;
+    served
+}
+
+async fn serve_rmcp(app: Noggin, transport: tokio::io::DuplexStream) -> anyhow::Result<()> {
+    let service = match NogginMcp::new(app).serve(tokio::io::split(transport)).await {
+        Ok(service) => service,
+        // The input ended before a client said hello (a probe, `< /dev/null`):
+        // a clean end, as the end of the input is later.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("MCP input ended before a client initialized");
+            return Ok(());
+        }
+        Err(e) => anyhow::bail!("cannot start MCP on stdio: {e}"),
+    };
+    service
+        .waiting()
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP on stdio failed: {e}"))?;
+    Ok(())
+}
+
+/// What becomes of a line of input.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// rmcp reads it.
+    Pass,
+    /// A notification rmcp cannot read: no one hears of it.
+    Drop,
+    /// The error answer to a line that rmcp would not answer as JSON-RPC
+    /// says.
+    Answer(String),
+}
+
+fn verdict(line: &[u8]) -> Verdict {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Pass;
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(error) => {
+            return answer(Value::Null, PARSE_ERROR, format!("Parse error: {error}"));
+        }
+    };
+    let Some(object) = value.as_object() else {
+        return answer(
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: a message is one JSON object".into(),
+        );
+    };
+    // A notification is never answered, whatever is wrong with it.
+    if object.contains_key("method") && !object.contains_key("id") {
+        return match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+            Ok(_) => Verdict::Pass,
+            Err(error) => {
+                tracing::debug!(%error, "dropping a notification that is none");
+                Verdict::Drop
+            }
+        };
+    }
+    let id = object
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+        .unwrap_or(Value::Null);
+    // rmcp takes a request whose parameters do not fit its method for a
+    // request of a method by another name (or for no message at all); for
+    // the methods noggin serves, say what does not fit.
+    if let (Some("2.0"), Some(method)) = (
+        object.get("jsonrpc").and_then(Value::as_str),
+        object.get("method").and_then(Value::as_str),
+    ) {
+        let typed = json!({"method": method, "params": object.get("params")});
+        let misfit = match method {
+            "initialize" => serde_json::from_value::<InitializeRequest>(typed).err(),
+            "ping" => serde_json::from_value::<PingRequest>(typed).err(),
+            "tools/list" => serde_json::from_value::<ListToolsRequest>(typed).err(),
+            "tools/call" => serde_json::from_value::<CallToolRequest>(typed).err(),
+            "resources/list" => serde_json::from_value::<ListResourcesRequest>(typed).err(),
+            "resources/read" => serde_json::from_value::<ReadResourceRequest>(typed).err(),
+            _ => None,
+        };
+        if let Some(error) = misfit {
+            return answer(
+                id,
+                INVALID_PARAMS,
+                format!("Invalid params of {method}: {error}"),
+            );
+        }
+    }
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(_) => Verdict::Pass,
+        Err(error) => answer(id, INVALID_REQUEST, format!("Invalid Request: {error}")),
+    }
+}
+
+/// A JSON-RPC error answer, its members in the order rmcp writes them.
+#[derive(Serialize)]
+struct Answer {
+    jsonrpc: &'static str,
+    id: Value,
+    error: AnswerError,
+}
+
+#[derive(Serialize)]
+struct AnswerError {
+    code: i64,
+    message: String,
+}
+
+fn answer(id: Value, code: i64, message: String) -> Verdict {
+    let answer = Answer {
+        jsonrpc: "2.0",
+        id,
+        error: AnswerError { code, message },
+    };
+    Verdict::Answer(serde_json::to_string(&answer).expect("an answer serializes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code_and_id(line: &str) -> Option<(i64, Value)> {
+        let Verdict::Answer(answer) = verdict(line.as_bytes()) else {
+            return None;
+        };
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["jsonrpc"], "2.0");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{answer}"
+        );
+        Some((
+            answer["error"]["code"].as_i64().unwrap(),
+            answer["id"].clone(),
+        ))
+    }
+
+    #[test]
+    fn messages_rmcp_serves_pass() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"search","arguments":{"q":"deploy"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"status"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"note:///a.md"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+            // Unknown methods: rmcp's own answer (method not found) is right.
+            r#"{"jsonrpc":"2.0","id":6,"method":"no/such/method","params":{"a":1}}"#,
+            // A client's answer to a request of the server.
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+            "",
+            "  \r\n",
+        ] {
+            assert_eq!(verdict(line.as_bytes()), Verdict::Pass, "{line}");
+            let with_crlf = format!("{line}\r\n");
+            assert_eq!(verdict(with_crlf.as_bytes()), Verdict::Pass, "{line}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_json_is_a_parse_error() {
+        for line in ["this is not json", "{\"jsonrpc\":", "\u{feff}[1,", "\u{0}"] {
+            assert_eq!(
+                code_and_id(line),
+                Some((PARSE_ERROR, Value::Null)),
+                "{line}"
+            );
+        }
+        let invalid_utf8: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}";
+        assert!(matches!(verdict(invalid_utf8), Verdict::Answer(a) if a.contains("-32700")));
+    }
+
+    #[test]
+    fn json_that_is_no_request_is_an_invalid_request_with_its_id() {
+        let cases = [
+            (r#"{"id":6,"method":"ping"}"#, json!(6)),
+            (r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#, json!("x")),
+            (r#"{"jsonrpc":"2.0","id":5}"#, json!(5)),
+            (r#"{"jsonrpc":"2.0","id":8,"method":42}"#, json!(8)),
+            (
+                r#"{"jsonrpc":"2.0","id":{"no":1},"method":"ping"}"#,
+                Value::Null,
+            ),
+            (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, Value::Null),
+            ("42", Value::Null),
+            // MCP's parameters are an object.
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"no/such","params":[1]}"#,
+                json!(9),
+            ),
+        ];
+        for (line, id) in cases {
+            assert_eq!(code_and_id(line), Some((INVALID_REQUEST, id)), "{line}");
+        }
+    }
+
+    #[test]
+    fn parameters_that_do_not_fit_a_served_method_are_invalid_params() {
+        let cases = [
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":[1,2]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"search"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}"#,
+        ];
+        for line in cases {
+            assert_eq!(
+                code_and_id(line),
+                Some((INVALID_PARAMS, json!(2))),
+                "{line}"
+            );
+        }
+        let answer = verdict(cases[0].as_bytes());
+        assert!(
+            matches!(&answer, Verdict::Answer(a) if a.contains("tools/call")),
+            "{answer:?}"
+        );
+    }
+
+    #[test]
+    fn notifications_are_never_answered() {
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"no/such/notification","params":{"a":1}}"#,
+        ] {
+            assert_eq!(verdict(line.as_bytes()), Verdict::Pass, "{line}");
+        }
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#,
+            r#"{"method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"no/such/notification","params":[1]}"#,
+        ] {
+            assert_eq!(verdict(line.as_bytes()), Verdict::Drop, "{line}");
+        }
+    }
+}
