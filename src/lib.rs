@@ -36,7 +36,7 @@
 //! | an HTTP route | `server/<resource>.rs` and `server/openapi.rs` |
 //! | a CLI command | `cli/<command>.rs` and `config.rs` |
 //! | an MCP tool | `mcp/mod.rs` (`/mcp` keeps no MCP sessions) |
-//! | what MCP over stdio answers to a line that is no request | `mcp/stdio.rs` |
+//! | what MCP answers to a request rmcp would misread | `mcp/jsonrpc.rs` (stdio: `mcp/stdio.rs`) |
 //! | connection and request-body time limits | `server/serve.rs` |
 //! | memory a live noggin gives back | `memory.rs` |
 //! | who may write a data folder, and for which brain | `index/owner.rs` |

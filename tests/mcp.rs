@@ -401,3 +401,64 @@ async fn mcp_over_http_refuses_bad_requests_as_the_api_does() {
     }
     server.stop().await;
 }
+
+/// A call whose parameters do not fit its method is invalid params over
+/// `/mcp` too, and the transport's own refusals stand before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_answers_parameters_that_do_not_fit_as_invalid_params() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let url = format!("{}/mcp", server.base_url);
+    let http = reqwest::Client::new();
+    let both = "application/json, text/event-stream";
+    let misfits = [
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":["deploy"]}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"path":"a.md"}}"#,
+    ];
+    for body in misfits {
+        let response = http
+            .post(&url)
+            .header("Accept", both)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("response");
+        assert_eq!(response.status(), StatusCode::OK, "{body}");
+        assert_eq!(
+            response.headers()[reqwest::header::CONTENT_TYPE],
+            "application/json"
+        );
+        let answer: Value = response.json().await.expect("a JSON-RPC answer");
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Invalid params of ")),
+            "{answer}"
+        );
+    }
+    let refused = http
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .body(misfits[0])
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
+    // A call that fits is served as before.
+    let served = http
+        .post(&url)
+        .header("Accept", both)
+        .header("Content-Type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"q":"deploy"}}}"#)
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(served.status(), StatusCode::OK);
+    let text = served.text().await.expect("body");
+    assert!(text.contains("Harbor/Runbooks/Deploy.md"), "{text}");
+    server.stop().await;
+}

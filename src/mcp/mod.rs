@@ -8,7 +8,10 @@
 //! the HTTP API's own serde types, so their schemas match it; a caller's
 //! mistake is a tool error with the HTTP API's message.
 
+mod jsonrpc;
 mod stdio;
+
+pub use jsonrpc::misfit_params;
 
 use std::sync::Arc;
 

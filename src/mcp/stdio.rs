@@ -18,23 +18,14 @@
 //! dropped here, where rmcp would answer it. The answers of rmcp and
 //! of this filter reach stdout whole lines at a time, never interleaved.
 
-use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, InitializeRequest, ListResourcesRequest,
-    ListToolsRequest, PingRequest, ReadResourceRequest,
-};
 use rmcp::ServiceExt;
-use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use super::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR};
 use super::NogginMcp;
 use crate::app::Noggin;
-
-/// JSON-RPC 2.0's error codes for what [`verdict`] answers.
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const INVALID_PARAMS: i64 = -32602;
 
 /// Bytes in flight between the filter and rmcp, each way.
 const PIPE_BYTES: usize = 64 * 1024;
@@ -171,76 +162,27 @@ fn verdict(line: &[u8]) -> Verdict {
     };
     // A notification is never answered, whatever is wrong with it.
     if object.contains_key("method") && !object.contains_key("id") {
-        return match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-            Ok(_) => Verdict::Pass,
-            Err(error) => {
-                tracing::debug!(%error, "dropping a notification that is none");
-                Verdict::Drop
-            }
-        };
-    }
-    let id = object
-        .get("id")
-        .filter(|id| id.is_string() || id.is_number())
-        .cloned()
-        .unwrap_or(Value::Null);
-    // rmcp takes a request whose parameters do not fit its method for a
-    // request of a method by another name (or for no message at all); for
-    // the methods noggin serves, say what does not fit.
-    if let (Some("2.0"), Some(method)) = (
-        object.get("jsonrpc").and_then(Value::as_str),
-        object.get("method").and_then(Value::as_str),
-    ) {
-        let typed = json!({"method": method, "params": object.get("params")});
-        let misfit = match method {
-            "initialize" => serde_json::from_value::<InitializeRequest>(typed).err(),
-            "ping" => serde_json::from_value::<PingRequest>(typed).err(),
-            "tools/list" => serde_json::from_value::<ListToolsRequest>(typed).err(),
-            "tools/call" => serde_json::from_value::<CallToolRequest>(typed).err(),
-            "resources/list" => serde_json::from_value::<ListResourcesRequest>(typed).err(),
-            "resources/read" => serde_json::from_value::<ReadResourceRequest>(typed).err(),
-            _ => None,
-        };
-        if let Some(error) = misfit {
-            return answer(
-                id,
-                INVALID_PARAMS,
-                format!("Invalid params of {method}: {error}"),
-            );
+        if jsonrpc::readable(&value) {
+            return Verdict::Pass;
         }
+        tracing::debug!("dropping a notification that is none");
+        return Verdict::Drop;
     }
-    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(_) => Verdict::Pass,
-        Err(error) => answer(id, INVALID_REQUEST, format!("Invalid Request: {error}")),
+    match jsonrpc::misread(object, &value) {
+        Some(answer) => Verdict::Answer(answer),
+        None => Verdict::Pass,
     }
-}
-
-/// A JSON-RPC error answer, its members in the order rmcp writes them.
-#[derive(Serialize)]
-struct Answer {
-    jsonrpc: &'static str,
-    id: Value,
-    error: AnswerError,
-}
-
-#[derive(Serialize)]
-struct AnswerError {
-    code: i64,
-    message: String,
 }
 
 fn answer(id: Value, code: i64, message: String) -> Verdict {
-    let answer = Answer {
-        jsonrpc: "2.0",
-        id,
-        error: AnswerError { code, message },
-    };
-    Verdict::Answer(serde_json::to_string(&answer).expect("an answer serializes"))
+    Verdict::Answer(jsonrpc::answer(id, code, message))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::jsonrpc::INVALID_PARAMS;
+    use serde_json::json;
 
     fn code_and_id(line: &str) -> Option<(i64, Value)> {
         let Verdict::Answer(answer) = verdict(line.as_bytes()) else {

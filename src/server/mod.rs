@@ -97,6 +97,7 @@ pub fn app(state: AppState) -> Router {
             "/mcp",
             crate::mcp::http_service(state.app.clone(), mcp_hosts(&state.config)),
         )
+        .layer(middleware::from_fn(mcp_params_checked))
         .layer(middleware::from_fn(mcp_errors_as_json))
         .layer(middleware::from_fn_with_state(state.clone(), require_token));
     Router::new()
@@ -201,6 +202,42 @@ async fn mcp_errors_as_json(request: Request, next: Next) -> Response {
         refused.headers_mut().insert(header::ALLOW, allow.clone());
     }
     refused
+}
+
+/// Answers a call of a method `/mcp` serves whose parameters do not fit it
+/// (`tools/call` with `arguments` that are no object, say) with JSON-RPC's
+/// invalid params (-32602), as MCP over stdio does, where the MCP transport
+/// would answer that the method does not exist. The transport still sees
+/// the request first, so its own refusals (media types, `Accept`) stand.
+async fn mcp_params_checked(request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let body = match axum::body::to_bytes(body, crate::mcp::MAX_HTTP_BODY_BYTES).await {
+        Ok(body) => body,
+        Err(_) => {
+            return ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body-too-large",
+                format!(
+                    "the body is larger than {} bytes (the limit of this route)",
+                    crate::mcp::MAX_HTTP_BODY_BYTES
+                ),
+            )
+            .into_response()
+        }
+    };
+    let misfit = crate::mcp::misfit_params(&body);
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(body)))
+        .await;
+    match misfit {
+        Some(answer) if response.status() == StatusCode::OK => {
+            ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
+        }
+        _ => response,
+    }
 }
 
 /// The `Host` names `/mcp` answers to (rmcp checks them too, behind the

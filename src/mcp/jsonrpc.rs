@@ -1,0 +1,118 @@
+//! JSON-RPC 2.0's error answers where rmcp's own would not say what is
+//! wrong with a request: one definition for both transports.
+//!
+//! rmcp reads a request whose parameters do not fit its method as a request
+//! of an unknown method, and answers "method not found"; a request that is
+//! no JSON-RPC message at all it answers without its id (over stdio).
+
+use rmcp::model::{
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, InitializeRequest, JsonRpcMessage,
+    ListResourcesRequest, ListToolsRequest, PingRequest, ReadResourceRequest,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// JSON-RPC 2.0's error codes noggin answers with itself.
+pub(super) const PARSE_ERROR: i64 = -32700;
+pub(super) const INVALID_REQUEST: i64 = -32600;
+pub(super) const INVALID_PARAMS: i64 = -32602;
+
+/// A JSON-RPC error answer, its members in the order rmcp writes them.
+#[derive(Serialize)]
+struct Answer {
+    jsonrpc: &'static str,
+    id: Value,
+    error: AnswerError,
+}
+
+#[derive(Serialize)]
+struct AnswerError {
+    code: i64,
+    message: String,
+}
+
+/// The error answer to the request of `id`, as one line of JSON.
+pub(super) fn answer(id: Value, code: i64, message: String) -> String {
+    let answer = Answer {
+        jsonrpc: "2.0",
+        id,
+        error: AnswerError { code, message },
+    };
+    serde_json::to_string(&answer).expect("an answer serializes")
+}
+
+/// The id a request is answered by: its own when that is a string or a
+/// number, else null (as JSON-RPC says when it cannot be told).
+pub(super) fn id_of(message: &Map<String, Value>) -> Value {
+    message
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The answer to a request (a message with an id) that rmcp would misread:
+/// `-32602` for parameters that do not fit a method noggin serves, `-32600`
+/// for what is no JSON-RPC message; `None` for a message rmcp reads as
+/// what it is.
+pub(super) fn misread(message: &Map<String, Value>, whole: &Value) -> Option<String> {
+    let read = ClientJsonRpcMessage::deserialize(whole);
+    if let Some(misfit) = misfit(message, &read) {
+        return Some(misfit);
+    }
+    read.err().map(|error| {
+        answer(
+            id_of(message),
+            INVALID_REQUEST,
+            format!("Invalid Request: {error}"),
+        )
+    })
+}
+
+/// The `-32602` answer to a request of a method noggin serves whose
+/// parameters do not fit it, if `body` is one.
+pub fn misfit_params(body: &[u8]) -> Option<String> {
+    let whole: Value = serde_json::from_slice(body).ok()?;
+    let message = whole.as_object()?;
+    message.get("id")?;
+    misfit(message, &ClientJsonRpcMessage::deserialize(&whole))
+}
+
+fn misfit(
+    message: &Map<String, Value>,
+    read: &Result<ClientJsonRpcMessage, serde_json::Error>,
+) -> Option<String> {
+    // Only a request rmcp takes for one of an unknown method, or cannot
+    // read at all, may be one whose parameters do not fit.
+    match read {
+        Ok(JsonRpcMessage::Request(request))
+            if matches!(request.request, ClientRequest::CustomRequest(_)) => {}
+        Ok(_) => return None,
+        Err(_) => {}
+    }
+    if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return None;
+    }
+    let method = message.get("method")?.as_str()?;
+    let typed = json!({"method": method, "params": message.get("params")});
+    let error = match method {
+        "initialize" => serde_json::from_value::<InitializeRequest>(typed).err(),
+        "ping" => serde_json::from_value::<PingRequest>(typed).err(),
+        "tools/list" => serde_json::from_value::<ListToolsRequest>(typed).err(),
+        "tools/call" => serde_json::from_value::<CallToolRequest>(typed).err(),
+        "resources/list" => serde_json::from_value::<ListResourcesRequest>(typed).err(),
+        "resources/read" => serde_json::from_value::<ReadResourceRequest>(typed).err(),
+        _ => None,
+    }?;
+    Some(answer(
+        id_of(message),
+        INVALID_PARAMS,
+        format!("Invalid params of {method}: {error}"),
+    ))
+}
+
+/// Whether a message without an id (a notification, whatever its shape)
+/// is one rmcp reads.
+pub(super) fn readable(whole: &Value) -> bool {
+    ClientJsonRpcMessage::deserialize(whole).is_ok()
+}
