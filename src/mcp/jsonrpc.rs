@@ -72,10 +72,72 @@ pub(super) fn misread(message: &Map<String, Value>, whole: &Value) -> Option<Str
 /// The `-32602` answer to a request of a method noggin serves whose
 /// parameters do not fit it, if `body` is one.
 pub fn misfit_params(body: &[u8]) -> Option<String> {
+    if is_fitting_tool_call(body) {
+        return None;
+    }
     let whole: Value = serde_json::from_slice(body).ok()?;
     let message = whole.as_object()?;
     message.get("id")?;
     misfit(message, &ClientJsonRpcMessage::deserialize(&whole))
+}
+
+/// True for a `tools/call` request whose parameters fit (a name, arguments
+/// that are an object), told in one pass that keeps nothing of the
+/// arguments: a call may carry a whole trajectory, which rmcp reads again,
+/// and a tree of it and its typed copy cost more than the tool's own
+/// reading. A message this does not tell is looked at whole.
+pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
+    /// The members that say what a message is, in one pass over it; the
+    /// arguments are only looked at for being an object.
+    #[derive(Deserialize)]
+    struct Head {
+        jsonrpc: Option<Value>,
+        id: Option<Value>,
+        method: Option<Value>,
+        params: Option<CallParams>,
+    }
+    #[derive(Deserialize)]
+    struct CallParams {
+        #[serde(rename = "name")]
+        _name: String,
+        #[serde(rename = "arguments")]
+        _arguments: Option<AnObject>,
+    }
+    /// A JSON object, skipped rather than kept.
+    struct AnObject;
+    impl<'de> Deserialize<'de> for AnObject {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Skip;
+            impl<'de> serde::de::Visitor<'de> for Skip {
+                type Value = AnObject;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<AnObject, A::Error> {
+                    while map
+                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .is_some()
+                    {}
+                    Ok(AnObject)
+                }
+            }
+            deserializer.deserialize_map(Skip)
+        }
+    }
+    // A struct may be read from an array too: only an object is told here.
+    if message.trim_ascii_start().first() != Some(&b'{') {
+        return false;
+    }
+    let Ok(head) = serde_json::from_slice::<Head>(message) else {
+        return false;
+    };
+    head.jsonrpc.as_ref().and_then(Value::as_str) == Some("2.0")
+        && head.id.is_some_and(|id| id.is_string() || id.is_number())
+        && head.method.as_ref().and_then(Value::as_str) == Some("tools/call")
+        && head.params.is_some()
 }
 
 fn misfit(
@@ -115,4 +177,38 @@ fn misfit(
 /// is one rmcp reads.
 pub(super) fn readable(whole: &Value) -> bool {
     ClientJsonRpcMessage::deserialize(whole).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick look at a `tools/call` agrees with the whole one: what it
+    /// passes, rmcp reads as a call; what it does not, the whole look
+    /// judges.
+    #[test]
+    fn a_fitting_tool_call_is_told_without_a_tree() {
+        let fitting = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"q":"deploy"}}}"#,
+            r#" {"params":{"name":"status"},"method":"tools/call","id":"a","jsonrpc":"2.0"}"#,
+        ];
+        for line in fitting {
+            assert!(is_fitting_tool_call(line.as_bytes()), "{line}");
+            let whole: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(misread(whole.as_object().unwrap(), &whole), None, "{line}");
+        }
+        let other = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{"name":"status"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"status"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"status"}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"status"}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"status"}"#,
+        ];
+        for line in other {
+            assert!(!is_fitting_tool_call(line.as_bytes()), "{line}");
+        }
+    }
 }

@@ -144,7 +144,7 @@ fn verdict(line: &[u8]) -> Verdict {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
+    if line.iter().all(u8::is_ascii_whitespace) || jsonrpc::is_fitting_tool_call(line) {
         return Verdict::Pass;
     }
     let value: Value = match serde_json::from_slice(line) {
