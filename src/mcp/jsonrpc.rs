@@ -46,9 +46,15 @@ pub(super) fn answer(id: Value, code: i64, message: String) -> String {
 pub(super) fn id_of(message: &Map<String, Value>) -> Value {
     message
         .get("id")
-        .filter(|id| id.is_string() || id.is_number())
+        .filter(|id| is_id(id))
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// True for what JSON-RPC takes as a request's id here: a string or a
+/// number.
+fn is_id(id: &Value) -> bool {
+    id.is_string() || id.is_number()
 }
 
 /// The answer to a request (a message with an id) that rmcp would misread:
@@ -135,7 +141,7 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
         return false;
     };
     head.jsonrpc.as_ref().and_then(Value::as_str) == Some("2.0")
-        && head.id.is_some_and(|id| id.is_string() || id.is_number())
+        && head.id.as_ref().is_some_and(is_id)
         && head.method.as_ref().and_then(Value::as_str) == Some("tools/call")
         && head.params.is_some()
 }

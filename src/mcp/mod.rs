@@ -12,6 +12,7 @@ mod jsonrpc;
 mod stdio;
 
 pub use jsonrpc::misfit_params;
+pub use stdio::serve as serve_stdio;
 
 use std::sync::Arc;
 
@@ -355,11 +356,6 @@ impl ServerHandler for NogginMcp {
             Err(error) => Err(ErrorData::internal_error(tool_error(error), None)),
         }
     }
-}
-
-/// Serves MCP on stdin/stdout until the client goes away.
-pub async fn serve_stdio(app: Noggin) -> anyhow::Result<()> {
-    stdio::serve(app).await
 }
 
 /// Largest body `/mcp` takes: a JSON-RPC call may carry a whole trajectory

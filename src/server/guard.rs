@@ -162,13 +162,18 @@ pub async fn check_door(
         } else {
             "the limit of this route"
         };
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body-too-large",
-            format!("the body is larger than {limit} bytes ({why})"),
-        ));
+        return Err(body_too_large(limit, why));
     }
     Ok(next.run(request).await)
+}
+
+/// The refusal of a body over `limit` bytes; `why` names the limit.
+pub(super) fn body_too_large(limit: usize, why: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body-too-large",
+        format!("the body is larger than {limit} bytes ({why})"),
+    )
 }
 
 /// The body limit of a route: the server's, except where the body is a

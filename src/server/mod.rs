@@ -217,13 +217,9 @@ async fn mcp_params_checked(request: Request, next: Next) -> Response {
     let body = match axum::body::to_bytes(body, crate::mcp::MAX_HTTP_BODY_BYTES).await {
         Ok(body) => body,
         Err(_) => {
-            return ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body-too-large",
-                format!(
-                    "the body is larger than {} bytes (the limit of this route)",
-                    crate::mcp::MAX_HTTP_BODY_BYTES
-                ),
+            return guard::body_too_large(
+                crate::mcp::MAX_HTTP_BODY_BYTES,
+                "the limit of this route",
             )
             .into_response()
         }
