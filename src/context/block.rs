@@ -64,14 +64,20 @@ fn chars(s: &str) -> usize {
 }
 
 /// Fits `sections` (in priority order) into `budget` characters, counting
-/// one newline after each section. Returns them in the same order.
+/// one newline after each section. Returns them in the same order. Once a
+/// section with items is left out for want of room, so is every section
+/// after it: the room it could not use never goes to one of lower priority.
 pub fn fit_sections(sections: &[Section], budget: usize) -> Vec<Fitted> {
     let mut left = budget;
     sections
         .iter()
         .map(|section| {
             let fitted = fit_one(section, left);
-            left = left.saturating_sub(fitted.report.chars);
+            left = if fitted.report.left_out {
+                0
+            } else {
+                left.saturating_sub(fitted.report.chars)
+            };
             fitted
         })
         .collect()
@@ -381,6 +387,10 @@ mod tests {
             };
             let r = render_block(&context, budget);
             proptest::prop_assert!(r.chars <= budget);
+            // Priority holds: nothing shows after a section left out.
+            if let Some(first) = r.sections.iter().position(|s| s.left_out) {
+                proptest::prop_assert!(r.sections[first..].iter().all(|s| s.items == 0));
+            }
             match &r.block {
                 Some(block) => {
                     proptest::prop_assert_eq!(block.chars().count(), r.chars);
@@ -409,5 +419,27 @@ mod tests {
         let fitted = fit_sections(&[section], 3 + 11);
         assert_eq!(fitted[0].text.as_deref(), Some("P:\n- new item"));
         assert_eq!(fitted[0].report.omitted, 1);
+    }
+
+    #[test]
+    fn room_a_section_cannot_use_goes_to_none_below_it() {
+        let query = Section {
+            name: "last_user_query",
+            heading: "Last user query:".into(),
+            items: vec!["ship the refund button by Friday".into()],
+            keep_newest: false,
+        };
+        let goals = Section {
+            name: "goals",
+            heading: "G:".into(),
+            items: vec!["- ship refunds".into()],
+            keep_newest: false,
+        };
+        // After the query's heading too little is left to cut its item, but
+        // enough for the goal's short heading and a cut goal.
+        let fitted = fit_sections(&[query, goals], 17 + 1 + 10);
+        assert!(fitted[0].report.left_out);
+        assert!(fitted[1].report.left_out);
+        assert!(fitted.iter().all(|f| f.text.is_none()));
     }
 }
