@@ -541,6 +541,12 @@ async fn bad_requests_get_a_4xx_and_change_nothing() {
             StatusCode::BAD_REQUEST,
             "wrong-type",
         ),
+        // A misspelt optional field is refused, not dropped.
+        (
+            json!({"type": "goal", "text": "g", "dnoe": true}).to_string(),
+            StatusCode::BAD_REQUEST,
+            "unknown-field",
+        ),
         (
             json!([{"type": "goal", "text": "valid"}, {"type": "nope"}]).to_string(),
             StatusCode::BAD_REQUEST,

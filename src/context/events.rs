@@ -14,15 +14,9 @@ use super::{
 };
 
 /// The event types a session takes.
-pub const EVENT_TYPES: [&str; 7] = [
-    "user_message",
-    "tool_call",
-    "goal",
-    "progress",
-    "failure",
-    "resolved",
-    "decision",
-];
+pub fn event_types() -> [&'static str; 7] {
+    EVENT_FIELDS.map(|(kind, _)| kind)
+}
 
 /// Argument fields that name a file, in the order they are tried.
 pub const PATH_FIELDS: [&str; 6] = [
@@ -123,7 +117,7 @@ pub enum InvalidEvent {
     TooLarge { index: usize, bytes: usize },
     #[error("event {0} has no `type`")]
     MissingType(usize),
-    #[error("event {index} has the unknown type {kind:?}; known are {known}", known = EVENT_TYPES.join(", "))]
+    #[error("event {index} has the unknown type {kind:?}; known are {known}", known = event_types().join(", "))]
     UnknownType { index: usize, kind: String },
     #[error("event {index}: `{kind}` needs `{field}`")]
     MissingField {
@@ -147,6 +141,13 @@ pub enum InvalidEvent {
     },
     #[error("event {index}: `kind` must be build, test or other (got {kind:?})")]
     UnknownKind { index: usize, kind: String },
+    #[error("event {index}: `{kind}` takes no `{field}`; it takes {known}")]
+    UnknownField {
+        index: usize,
+        kind: &'static str,
+        field: String,
+        known: String,
+    },
 }
 
 impl InvalidEvent {
@@ -164,6 +165,7 @@ impl InvalidEvent {
             InvalidEvent::Empty { .. } => "empty-field",
             InvalidEvent::TooLong { .. } => "field-too-long",
             InvalidEvent::UnknownKind { .. } => "unknown-failure-kind",
+            InvalidEvent::UnknownField { .. } => "unknown-field",
         }
     }
 
@@ -213,6 +215,7 @@ pub fn parse_event(index: usize, value: &Value) -> Result<Event, InvalidEvent> {
         }
     };
     let fields = Fields { index, object };
+    fields.only_known(kind)?;
     Ok(match kind {
         "user_message" => Event::UserMessage {
             text: fields.text("user_message", "text", MAX_USER_MESSAGE_CHARS)?,
@@ -262,7 +265,45 @@ struct Fields<'a> {
     object: &'a serde_json::Map<String, Value>,
 }
 
+/// The types of event a session takes, and the fields each takes besides
+/// `type`: any other is refused, as a misspelt optional field (`is_eror`)
+/// would otherwise be dropped without a word.
+pub const EVENT_FIELDS: [(&str, &[&str]); 7] = [
+    ("user_message", &["text"]),
+    ("tool_call", &["tool", "arguments", "is_error"]),
+    ("goal", &["text", "done"]),
+    ("progress", &["text", "done"]),
+    ("failure", &["kind", "text"]),
+    ("resolved", &["kind"]),
+    ("decision", &["text"]),
+];
+
 impl Fields<'_> {
+    /// Refuses a field the event's type does not take (an unknown type is
+    /// refused by its type).
+    fn only_known(&self, kind: &str) -> Result<(), InvalidEvent> {
+        let Some(&(kind, known)) = EVENT_FIELDS.iter().find(|(k, _)| *k == kind) else {
+            return Ok(());
+        };
+        match self
+            .object
+            .keys()
+            .find(|key| *key != "type" && !known.contains(&key.as_str()))
+        {
+            None => Ok(()),
+            Some(field) => Err(InvalidEvent::UnknownField {
+                index: self.index,
+                kind,
+                field: field.chars().take(100).collect(),
+                known: known
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
     fn text(
         &self,
         kind: &'static str,
@@ -487,6 +528,14 @@ mod tests {
                 "unknown-failure-kind",
             ),
             (json!({"type": "resolved"}), "missing-field"),
+            (
+                json!({"type": "tool_call", "tool": "edit", "is_eror": true}),
+                "unknown-field",
+            ),
+            (
+                json!({"type": "resolved", "kind": "test", "text": "x"}),
+                "unknown-field",
+            ),
             (json!([]), "no-events"),
             (json!(3), "invalid-event"),
             (

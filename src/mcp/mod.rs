@@ -236,10 +236,19 @@ impl NogginMcp {
         name = "status",
         description = "noggin's status: the brain, notes and sections indexed, whether indexing runs, the watcher and the deciders in use."
     )]
-    async fn status(&self) -> Result<Json<Status>, String> {
+    async fn status(
+        &self,
+        Parameters(NoArguments {}): Parameters<NoArguments>,
+    ) -> Result<Json<Status>, String> {
         Ok(Json(self.app.status()))
     }
 }
+
+/// The input of a tool that takes none: an argument it is given is
+/// refused, as every other tool refuses one it does not take.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
 
 /// Arguments that do not fit a tool's input (`{"q": 123}`) are refused by
 /// rmcp before noggin's code runs, as a tool error with this prefix.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::context::events::{EVENT_TYPES, PATH_FIELDS};
+use crate::context::events::{event_types, PATH_FIELDS};
 use crate::context::{
     DEFAULT_BLOCK_BUDGET_CHARS, DEFAULT_PACK_BUDGET_CHARS, MAX_BUDGET_CHARS,
     MAX_EVENTS_PER_REQUEST, MAX_EVENT_BYTES, MAX_FAILURE_CHARS, MAX_ITEM_CHARS, MAX_SESSION_CHARS,
@@ -50,7 +50,7 @@ fn event_schema() -> Value {
              an event is at most {MAX_EVENT_BYTES} bytes of JSON.",
             fields = PATH_FIELDS.join(", ")),
         "properties": {
-            "type": {"type": "string", "enum": EVENT_TYPES},
+            "type": {"type": "string", "enum": event_types()},
             "text": {"type": "string"}, "tool": {"type": "string"}, "arguments": {},
             "is_error": {"type": "boolean"}, "done": {"type": "boolean"},
             "kind": {"type": "string", "enum": ["build", "test", "other"]}}})

@@ -73,6 +73,9 @@ async def exercise(session):
     check(not status.is_error, f"status: {status.content}")
     found["notes"] = status.structured_content["notes"]
     check(found["notes"] > 0, "status counts the brain's notes")
+    extra = await session.call_tool("status", {"verbose": True})
+    check(extra.is_error, "status refuses an argument it does not take")
+    check(extra.content[0].text.startswith("invalid-json:"), f"as invalid-json: {extra.content}")
 
     search = await session.call_tool("search", {"q": "deploy", "limit": 3})
     check(not search.is_error, f"search: {search.content}")
