@@ -5,7 +5,7 @@
 //! that the rest of the program never re-checks them.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
@@ -531,6 +531,31 @@ pub struct ResearchArgs {
     pub llm_timeout_ms: u64,
 }
 
+/// The note `--project-context` names (relative to the brain, or
+/// absolute): a markdown note inside the brain, as any note noggin reads.
+/// A file elsewhere would be served to every caller of the API as the
+/// project's context; a missing one would leave research without it in
+/// silence.
+fn project_context_note(brain: &Path, given: &Path) -> anyhow::Result<PathBuf> {
+    let named = || format!("{} {}", flag("project-context"), given.display());
+    let root = crate::brain::canonical_root(brain)?;
+    let path = std::fs::canonicalize(root.join(given))
+        .map_err(|error| anyhow::anyhow!("{}: {error}", named()))?;
+    let inside = path
+        .strip_prefix(&root)
+        .ok()
+        .and_then(|rel| rel.to_str())
+        .is_some_and(crate::brain::scan::is_note_path);
+    if !inside || !path.is_file() {
+        anyhow::bail!(
+            "{}: not a note of the brain {} (a .md or .markdown file inside it, not hidden)",
+            named(),
+            root.display()
+        );
+    }
+    Ok(path)
+}
+
 impl ResearchArgs {
     /// Checks the research flags; relative paths are taken from the brain.
     pub fn research_settings(&self, brain: &std::path::Path) -> anyhow::Result<ResearchSettings> {
@@ -558,7 +583,11 @@ impl ResearchArgs {
             }
         };
         Ok(ResearchSettings {
-            project_context_path: self.project_context.as_ref().map(|p| brain.join(p)),
+            project_context_path: self
+                .project_context
+                .as_deref()
+                .map(|given| project_context_note(brain, given))
+                .transpose()?,
             project_context_chars: self.project_context_chars,
             notes_per_question: self.notes_per_question as usize,
             evidence_budget_chars: self.evidence_budget_chars,

@@ -395,6 +395,58 @@ fn a_missing_brain_is_a_clear_error() {
 }
 
 #[test]
+fn the_project_context_flag_takes_a_note_of_the_brain_and_nothing_else() {
+    let brain = TestBrain::sample();
+    let outside = tempfile::NamedTempFile::new().expect("a file outside the brain");
+    std::fs::write(outside.path(), "# Secret\n\nroot:x:0:0\n").expect("write it");
+    let research = |context: &str| {
+        run(noggin().args([
+            "research",
+            "--brain",
+            path_arg(&brain),
+            "--project-context",
+            context,
+            "--json",
+            "-q",
+            "When do we deploy?",
+        ]))
+    };
+    let refusals = [
+        (
+            outside.path().to_str().expect("UTF-8"),
+            "not a note of the brain",
+        ),
+        ("../outside.md", "No such file"),
+        ("Harbor/Nope.md", "No such file"),
+        ("Harbor", "not a note of the brain"),
+    ];
+    for (given, says) in refusals {
+        let output = research(given);
+        assert!(!output.status.success(), "{given}");
+        assert!(
+            stderr(&output).contains(says),
+            "{given}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("--project-context"),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), "");
+    }
+    let output = research("Harbor/Project Context.md");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let answer: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert!(
+        answer["project_context"]
+            .as_str()
+            .is_some_and(|c| c.contains("booking boat slips")),
+        "{answer}"
+    );
+}
+
+#[test]
 fn serve_refuses_a_public_address_without_a_token() {
     let brain = TestBrain::sample();
     let mut child = noggin()
