@@ -252,6 +252,14 @@ async fn the_sample_brain_answers_what_it_states() {
             ("When?", Open),
             ("Who is it?", Open),
             ("the a of", Open),
+            // One word and no kind of answer asked for: every sentence that
+            // says the word fits as well, so the pick is a guess (these were
+            // answered at exactly 0.5, with the tech stack for "What is
+            // Harbor?" and a checklist line for "x").
+            ("What is Harbor?", Open),
+            ("payments", Open),
+            ("x", Open),
+            ("Is it done?", Open),
         ],
     )
     .await;

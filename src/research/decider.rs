@@ -725,7 +725,11 @@ fn findings(
                 DeciderKind::Prior if i == 0 => {
                     let prior = prior_confidence(&candidate.features);
                     let margin = candidate.plain_margin;
-                    (prior - (RUNNER_UP_GAP - margin).max(0.0)).max(0.0)
+                    if margin < RUNNER_UP_GAP && asks_for_any_mention(question) {
+                        prior.min(GUESS_CONFIDENCE)
+                    } else {
+                        (prior - (RUNNER_UP_GAP - margin).max(0.0)).max(0.0)
+                    }
                 }
                 DeciderKind::Prior => prior_confidence(&candidate.features),
             };
@@ -736,6 +740,23 @@ fn findings(
         })
         .collect()
 }
+
+/// True for a question that any sentence saying its one informative term
+/// answers as well as another: "payments", "What is Harbor?", "Is it
+/// done?". It has nothing but that term and asks for no kind of answer (a
+/// time, a person, a number, which the sentence must also hold), so a
+/// disagreeing runner-up within [`RUNNER_UP_GAP`] makes the pick a guess.
+fn asks_for_any_mention(question: &QuestionTerms) -> bool {
+    question.terms.len() <= 1
+        && question.asked.kind == super::question::AnswerKind::Other
+        && question.asked.shape.is_none()
+}
+
+/// The prior decider's confidence in a guess ([`asks_for_any_mention`]):
+/// below its default threshold. The runner-up's lowering left such answers
+/// at exactly that threshold, 0.5, where `brain-sample`'s were wrong (the
+/// tech stack for "What is Harbor?", a checklist line for "x").
+const GUESS_CONFIDENCE: f32 = 0.4;
 
 /// The prior decider's confidence in a candidate: its prior score without
 /// the word pairs. The pairs choose between candidates (which sentence, which
