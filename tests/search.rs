@@ -56,6 +56,11 @@ async fn questions_find_the_note_that_answers_them() {
             !best["title"].as_str().unwrap_or_default().is_empty(),
             "{best}"
         );
+        // Without the model every note is found by its words.
+        assert!(
+            hits.iter().all(|h| h["matched"] == "words"),
+            "{q:?}: {hits:?}"
+        );
         let snippet = best["snippet"].as_str().unwrap_or_default();
         assert!(
             snippet.contains("<mark>"),

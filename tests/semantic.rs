@@ -174,9 +174,18 @@ async fn semantic_search_finds_a_note_by_meaning_and_keeps_its_vectors() {
 
     let hits = server.search_paths(PET_QUERY).await;
     assert_eq!(hits.first().map(String::as_str), Some("Office/Biscuit.md"));
+    // Each hit says how it was found: no note holds "kitten".
+    let hits = server.search(PET_QUERY, &[]).await;
+    assert!(hits.iter().all(|h| h["matched"] == "meaning"), "{hits:?}");
     // Lexical matches still lead where they exist.
     let hits = server.search_paths("deploy Thursday").await;
     assert_eq!(hits.first().map(String::as_str), Some("Runbooks/Deploy.md"));
+    let hits = server.search("deploy Thursday", &[]).await;
+    assert_eq!(hits[0]["matched"], "words", "{hits:?}");
+    assert!(
+        hits[1..].iter().all(|h| h["matched"] == "meaning"),
+        "{hits:?}"
+    );
 
     // A new note gets its vector in the background and becomes findable by
     // meaning.

@@ -26,7 +26,7 @@ use tantivy::{IndexReader, ReloadPolicy};
 pub use corpus::Corpus;
 pub use owner::{holder, Holder};
 pub use schema::{Fields, SCHEMA_VERSION};
-pub use search::{Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
+pub use search::{folder_key, Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
 use writer::Manifest;
 pub use writer::{Progress, ReconcileReport};
 

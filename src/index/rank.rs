@@ -901,11 +901,17 @@ mod tests {
             ["a/b/c/deploy.md", "a/b/deploy.md", "a/deploy.md"]
         );
         assert_eq!(under("/a/b/"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
+        // A folder written as a shell writes it names the same folder.
+        assert_eq!(under("./a/b"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
+        assert_eq!(under("a//./b"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
+        assert_eq!(under("a\\b"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
+        assert_eq!(under("./").len(), 6);
         assert_eq!(under("a b"), ["a b/deploy.md"]);
         assert!(under("a/b/c/deploy.md").is_empty());
         assert!(under("nowhere").is_empty());
         assert_eq!(index.folder_sections("a"), 4);
         assert_eq!(index.folder_sections("a/b/"), 3);
+        assert_eq!(index.folder_sections("./a/b"), 3);
         assert_eq!(index.folder_sections("ab"), 1);
         assert_eq!(index.folder_sections("other"), 12);
         assert_eq!(index.folder_sections("a/d"), 0);

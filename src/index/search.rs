@@ -67,6 +67,18 @@ pub struct SearchFilter {
     pub kind: Option<&'static str>,
 }
 
+/// A folder as the index names it: relative to the brain, `/`-separated,
+/// without empty or `.` parts, so `./Harbor/`, `/Harbor` and `Harbor\Runbooks`
+/// name what `Harbor` and `Harbor/Runbooks` do. Empty for the whole brain.
+pub fn folder_key(folder: &str) -> String {
+    folder
+        .trim()
+        .split(['/', '\\'])
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// A stored passage (one section of a note) with what is known of its note.
 #[derive(Debug, Clone, Default)]
 pub struct Passage {
@@ -210,6 +222,19 @@ pub struct Hit {
     pub score: f32,
     /// RFC 3339.
     pub modified: String,
+    /// How the note was found: `words` when it holds words of the query,
+    /// `meaning` when only the semantic model found it. The model finds a
+    /// nearest passage for any query, even one that means nothing; a result
+    /// of `meaning` hits alone says that no note holds the query's words.
+    pub matched: Matched,
+}
+
+/// How a search found a note.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Matched {
+    Words,
+    Meaning,
 }
 
 /// Formats seconds since the epoch as RFC 3339 (UTC).
@@ -273,7 +298,8 @@ impl Index {
 
     /// Number of passages in notes under `folder` (relative to the brain).
     pub fn folder_sections(&self, folder: &str) -> u64 {
-        let folder = folder.trim_matches('/');
+        let folder = folder_key(folder);
+        let folder = folder.as_str();
         let mut sections = 0;
         for segment in self.searcher().segment_readers() {
             let counted = segment
@@ -343,9 +369,9 @@ impl Index {
     fn filter_clauses(&self, filter: &SearchFilter) -> Vec<rank::Clause> {
         let f = *self.fields();
         let mut clauses = Vec::new();
-        if let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')) {
+        if let Some(folder) = filter.folder.as_deref().map(folder_key) {
             if !folder.is_empty() {
-                clauses.push(rank::Clause::Under(folder.to_string()));
+                clauses.push(rank::Clause::Under(folder));
             }
         }
         if let Some(tag) = filter
@@ -533,6 +559,7 @@ impl Index {
         for note in ranked {
             sections.push(self.section_hit(&searcher, note.best_passage, note.score)?);
         }
+        let by_words: HashSet<String> = sections.iter().map(|s| s.path.clone()).collect();
         if let Some(reranker) = self.inner.reranker.get() {
             sections = reranker.rerank(self, query, filter, sections, limit * 4 + 16);
         }
@@ -553,13 +580,22 @@ impl Index {
             } else {
                 &section.text
             };
+            let snippet = snippet(source, &term_set, SNIPPET_CHARS);
+            // Below the words' own ranking, a passage the model brought
+            // may still hold a word of the query: its snippet marks it.
+            let matched = if by_words.contains(&section.path) || snippet.contains("<mark>") {
+                Matched::Words
+            } else {
+                Matched::Meaning
+            };
             hits.push(Hit {
-                snippet: snippet(source, &term_set, SNIPPET_CHARS),
+                snippet,
                 path: section.path.clone(),
                 title: section.title.clone(),
                 heading: section.heading.clone(),
                 score: section.score,
                 modified: rfc3339(section.modified),
+                matched,
             });
         }
         Ok(hits)

@@ -530,7 +530,7 @@ impl Reranker for DenseReranker {
 /// Whether a passage lies within a search filter (the lexical side applies
 /// the same filter in its query).
 fn passes(filter: &SearchFilter, hit: &SectionHit) -> bool {
-    if let Some(folder) = filter.folder.as_deref().map(|f| f.trim_matches('/')) {
+    if let Some(folder) = filter.folder.as_deref().map(crate::index::folder_key) {
         if !folder.is_empty() && !hit.path.starts_with(&format!("{folder}/")) {
             return false;
         }

@@ -98,14 +98,15 @@ fn base_document() -> Value {
                 },
                 "Hit": {
                     "type": "object",
-                    "required": ["path", "title", "heading", "snippet", "score", "modified"],
+                    "required": ["path", "title", "heading", "snippet", "score", "modified", "matched"],
                     "properties": {
                         "path": {"type": "string"},
                         "title": {"type": "string"},
                         "heading": {"type": "string"},
                         "snippet": {"type": "string", "description": "HTML: matches in <mark>, everything else escaped"},
                         "score": {"type": "number"},
-                        "modified": {"type": "string", "format": "date-time"}
+                        "modified": {"type": "string", "format": "date-time"},
+                        "matched": {"type": "string", "enum": ["words", "meaning"], "description": "words: the note holds words of the query; meaning: only the semantic model found it"}
                     }
                 }
             }
