@@ -172,10 +172,16 @@ fn misfit(
         "resources/read" => serde_json::from_value::<ReadResourceRequest>(typed).err(),
         _ => None,
     }?;
+    // serde names rmcp's own types for absent params ("expected struct
+    // WithMeta"); the caller needs to hear what is missing.
+    let why = match message.get("params") {
+        None | Some(Value::Null) => "its params (an object) are missing".to_string(),
+        Some(_) => error.to_string(),
+    };
     Some(answer(
         id_of(message),
         INVALID_PARAMS,
-        format!("Invalid params of {method}: {error}"),
+        format!("Invalid params of {method}: {why}"),
     ))
 }
 

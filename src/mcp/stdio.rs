@@ -284,6 +284,13 @@ mod tests {
             matches!(&answer, Verdict::Answer(a) if a.contains("tools/call")),
             "{answer:?}"
         );
+        // Absent params are said to be missing, in the caller's words.
+        let answer = verdict(cases[3].as_bytes());
+        assert!(
+            matches!(&answer, Verdict::Answer(a)
+                if a.contains("params (an object) are missing") && !a.contains("WithMeta")),
+            "{answer:?}"
+        );
     }
 
     #[test]
