@@ -414,6 +414,9 @@ async fn mcp_over_http_answers_parameters_that_do_not_fit_as_invalid_params() {
     let misfits = [
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":["deploy"]}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"path":"a.md"}}"#,
+        // Params that are no object: rmcp cannot read the message at all.
+        r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":5}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"search"}"#,
     ];
     for body in misfits {
         let response = http

@@ -172,11 +172,12 @@ fn misfit(
         "resources/read" => serde_json::from_value::<ReadResourceRequest>(typed).err(),
         _ => None,
     }?;
-    // serde names rmcp's own types for absent params ("expected struct
-    // WithMeta"); the caller needs to hear what is missing.
+    // serde names rmcp's own types for params that are absent or no object
+    // ("expected struct WithMeta"); the caller needs to hear what is wrong.
     let why = match message.get("params") {
         None | Some(Value::Null) => "its params (an object) are missing".to_string(),
-        Some(_) => error.to_string(),
+        Some(Value::Object(_)) => error.to_string(),
+        Some(_) => "its params must be an object".to_string(),
     };
     Some(answer(
         id_of(message),

@@ -208,12 +208,19 @@ async fn mcp_errors_as_json(request: Request, next: Next) -> Response {
 /// (`tools/call` with `arguments` that are no object, say) with JSON-RPC's
 /// invalid params (-32602), as MCP over stdio does, where the MCP transport
 /// would answer that the method does not exist. The transport still sees
-/// the request first, so its own refusals (media types, `Accept`) stand.
+/// the request first, so its own refusals (media types, `Accept`) stand;
+/// a JSON body it cannot read (params that are no object) is answered so too.
 async fn mcp_params_checked(request: Request, next: Next) -> Response {
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
+    // With this type, the transport's 415 is its word for a message it
+    // cannot read, as one whose params are no object.
+    let json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
     let body = match axum::body::to_bytes(body, crate::mcp::MAX_HTTP_BODY_BYTES).await {
         Ok(body) => body,
         Err(_) => {
@@ -228,8 +235,10 @@ async fn mcp_params_checked(request: Request, next: Next) -> Response {
     let response = next
         .run(Request::from_parts(parts, axum::body::Body::from(body)))
         .await;
+    let read = response.status() == StatusCode::OK
+        || (json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE);
     match misfit {
-        Some(answer) if response.status() == StatusCode::OK => {
+        Some(answer) if read => {
             ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
         }
         _ => response,
