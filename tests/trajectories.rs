@@ -113,6 +113,8 @@ async fn real_transcripts_of_both_agents_are_analysed_over_http() {
     assert_eq!(codex["format"], "codex");
     assert_eq!(codex["calls"], 52, "write_stdin polls are not calls");
     assert_eq!(codex["kinds"]["write"], 3, "three apply_patch calls");
+    // Two of its five non-zero exits are `rg` finding nothing: no failures.
+    assert_eq!(codex["errors"], 3, "{}", codex["keep"]["errors"]);
     let found = patterns(&codex);
     assert!(found.contains(&"grep-heavy"), "{found:?}");
     assert!(found.contains(&"searches-after-error"), "{found:?}");
@@ -134,6 +136,16 @@ async fn real_transcripts_of_both_agents_are_analysed_over_http() {
         ("codex".into(), 15.into())
     );
     assert!(patterns(&legacy).contains(&"repeated-failure"));
+    assert_eq!(legacy["errors"], 3, "`rg` finding nothing is no error");
+    assert!(
+        legacy["keep"]["errors"]
+            .as_array()
+            .expect("errors to keep")
+            .iter()
+            .all(|e| !e["subject"].as_str().unwrap_or_default().starts_with("rg ")),
+        "{}",
+        legacy["keep"]["errors"]
+    );
     let (status, list) = analyze(&server, "", fixture_bytes("tool-list.json")).await;
     assert_eq!(status, StatusCode::OK, "{list}");
     assert_eq!(list["format"], "tool-list");

@@ -437,6 +437,21 @@ pub fn error_text(output: &str) -> Option<String> {
     Some(cut(&text, ERROR_CHARS))
 }
 
+/// Whether a text search (grep, rg, ag, git grep) that exited non-zero only
+/// found nothing: these exit with 1 and say nothing when no line matches,
+/// and with 2 and a message when they fail. `code` is the exit code where
+/// the trajectory gives it apart from the output.
+pub fn found_nothing(output: &str, code: Option<i64>) -> bool {
+    let stated = output.lines().find_map(|l| {
+        let l = l.trim().to_lowercase();
+        ["exit code", "process exited with code", "exit status"]
+            .iter()
+            .find_map(|p| l.strip_prefix(p))
+            .and_then(|rest| rest.trim_start_matches([':', ' ']).parse::<i64>().ok())
+    });
+    code.or(stated).is_none_or(|c| c == 1) && error_text(output).is_none()
+}
+
 fn is_exit_code_line(line: &str) -> bool {
     let lower = line.to_lowercase();
     ["exit code", "process exited with code", "exit status"]
@@ -469,6 +484,7 @@ pub fn result_paths(output: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trajectory::model::Call;
     use serde_json::json;
 
     fn kind_path(tool: &str, arguments: Value) -> (CallKind, Option<String>, bool) {
@@ -604,6 +620,31 @@ mod tests {
         assert_eq!(error_text("Exit code 1\n"), None);
         let long = format!("error: {}", "x".repeat(1000));
         assert_eq!(error_text(&long).map(|e| e.chars().count()), Some(300));
+    }
+
+    #[test]
+    fn a_search_that_matched_nothing_did_not_fail() {
+        assert!(found_nothing("Exit code 1", None));
+        assert!(found_nothing("", Some(1)));
+        assert!(found_nothing("", None));
+        assert!(!found_nothing("", Some(2)));
+        assert!(!found_nothing("Exit code 2", None));
+        assert!(!found_nothing(
+            "Exit code 2\nrg: src/nope: No such file or directory (os error 2)",
+            None
+        ));
+        assert!(!found_nothing("grep: invalid option -- 'Q'", Some(1)));
+        // A call of a text search that found nothing is no error; any other
+        // failed call still is.
+        let mut grep = Call::new(0, "Bash", &json!({"command": "rg -n 'mod fees' src"}));
+        grep.set_result(true, "Exit code 1");
+        assert!(!grep.is_error && grep.error.is_none());
+        let mut missing = Call::new(1, "Bash", &json!({"command": "rg -n fees nope/"}));
+        missing.set_result(true, "Exit code 2\nrg: nope/: No such file or directory");
+        assert!(missing.is_error);
+        let mut build = Call::new(2, "Bash", &json!({"command": "cargo build"}));
+        build.set_result(true, "Exit code 1");
+        assert!(build.is_error);
     }
 
     #[test]

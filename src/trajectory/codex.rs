@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::classify::error_text;
+use super::classify::{error_text, found_nothing};
 use super::model::{parse_time, CallKind, Trajectory};
 use super::parse::text_of;
 
@@ -195,8 +195,9 @@ impl Reader {
                         .filter_map(|k| event.get(*k).and_then(Value::as_str))
                         .find(|s| !s.trim().is_empty())
                         .unwrap_or("");
-                    call.is_error = code != 0;
-                    call.error = if code != 0 {
+                    // A text search that matched nothing exits with 1.
+                    call.is_error = code != 0 && !(call.grep && found_nothing(output, Some(code)));
+                    call.error = if call.is_error {
                         error_text(output).or_else(|| Some(format!("exit code {code}")))
                     } else {
                         None

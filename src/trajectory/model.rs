@@ -108,7 +108,8 @@ impl Call {
 
     /// Records the outcome of the call from its result text.
     pub fn set_result(&mut self, is_error: bool, output: &str) {
-        self.is_error = is_error;
+        // A text search that matched nothing exits with 1: no failure.
+        self.is_error = is_error && !(self.grep && super::classify::found_nothing(output, None));
         if is_error {
             self.error = super::classify::error_text(output);
         } else if self.kind == CallKind::Search {
