@@ -124,6 +124,7 @@ impl Reader {
         let is_error = block.get("is_error") == Some(&Value::Bool(true));
         let output = block.get("content").map(text_of).unwrap_or_default();
         t.calls[index].set_result(is_error, &output);
+        t.result_seen(index);
     }
 }
 

@@ -151,6 +151,7 @@ impl Reader {
                 if let Some(index) = self.pending.remove(&id) {
                     let (is_error, text) = read_output(item.get("output").unwrap_or(&Value::Null));
                     t.calls[index].set_result(is_error, &text);
+                    t.result_seen(index);
                 }
             }
             Some("message") if item.get("role").and_then(Value::as_str) == Some("user") => {
@@ -188,6 +189,7 @@ impl Reader {
         match event.get("type").and_then(Value::as_str) {
             Some("exec_command_end") => {
                 let Some(index) = call else { return };
+                t.result_seen(index);
                 let call = &mut t.calls[index];
                 if let Some(code) = event.get("exit_code").and_then(Value::as_i64) {
                     let output = ["stderr", "aggregated_output", "formatted_output", "stdout"]
@@ -214,6 +216,7 @@ impl Reader {
                     let stderr = event.get("stderr").and_then(Value::as_str).unwrap_or("");
                     t.calls[index].set_result(true, stderr);
                 }
+                t.result_seen(index);
             }
             Some("user_message") => {
                 if let Some(text) = event.get("message").and_then(Value::as_str) {

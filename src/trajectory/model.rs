@@ -76,6 +76,11 @@ pub struct Call {
     /// For a read of part of a file: its lines, `[first, end)` from 1.
     #[serde(skip)]
     pub lines: Option<(u64, u64)>,
+    /// How many calls had been made when this one's result first came
+    /// back: the calls from there on were made knowing it (the ones between
+    /// were made beside it, in the same turn). `None`: right after it.
+    #[serde(skip)]
+    pub result_after: Option<usize>,
 }
 
 impl Call {
@@ -95,6 +100,7 @@ impl Call {
             grep: class.grep,
             lines: class.lines,
             results: Vec::new(),
+            result_after: None,
         }
     }
 
@@ -230,6 +236,15 @@ impl Trajectory {
         let index = self.calls.len();
         self.calls.push(Call::new(index, tool, arguments));
         index
+    }
+
+    /// Notes that the result of call `index` comes back now, after every
+    /// call read so far (the first time it is told).
+    pub fn result_seen(&mut self, index: usize) {
+        let made = self.calls.len();
+        if let Some(call) = self.calls.get_mut(index) {
+            call.result_after.get_or_insert(made.max(index + 1));
+        }
     }
 
     /// Marks a compaction before the next call; two markers of one

@@ -337,7 +337,10 @@ fn searches_after_error(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
             i += 1;
             continue;
         }
-        let run = t.calls[i + 1..].iter().take_while(|c| is_lookup(c)).count();
+        // The calls made beside the failed one, before its result came
+        // back, did not know of the error.
+        let known = t.calls[i].result_after.unwrap_or(i + 1).min(t.calls.len());
+        let run = t.calls[known..].iter().take_while(|c| is_lookup(c)).count();
         if run >= th.searches_after_error {
             let failed = &t.calls[i];
             let error = failed
@@ -356,11 +359,13 @@ fn searches_after_error(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
                 vec![Lost::ErrorDetails],
                 summary,
             )
-            .with_calls(&t.calls[i..=i + run]);
+            .with_calls(std::iter::once(&t.calls[i]).chain(&t.calls[known..known + run]));
             finding.count = run;
             findings.push(finding);
+            i = (known + run).max(i + 1);
+        } else {
+            i += 1;
         }
-        i += run + 1;
     }
     findings
 }
@@ -743,6 +748,51 @@ mod tests {
             read("src/main.rs"),
         ];
         assert!(!patterns(&run(&below)).contains(&Pattern::SearchesAfterError));
+    }
+
+    #[test]
+    fn calls_made_beside_a_failed_one_did_not_know_of_its_error() {
+        // A failed read and two searches in one turn, its result after
+        // them; then two more searches and a build.
+        let mut t = Trajectory::new(Format::ToolList);
+        let failed = t.push_call("Read", &json!({"file_path": "src/gone.rs"}));
+        for (tool, arguments) in [
+            ("Glob", json!({"pattern": "**/*.rs"})),
+            ("Grep", json!({"pattern": "gone"})),
+        ] {
+            let i = t.push_call(tool, &arguments);
+            t.calls[i].set_result(false, "");
+            t.result_seen(i);
+        }
+        t.calls[failed].set_result(true, "File does not exist.");
+        t.result_seen(failed);
+        for (tool, arguments, is_error) in [
+            grep("mod gone"),
+            read("src/lib.rs"),
+            shell("cargo build", false),
+        ] {
+            let i = t.push_call(tool, &arguments);
+            t.calls[i].set_result(is_error, "");
+        }
+        // Two searches knew of the error: below the three that make a
+        // finding, where the five in a row made one.
+        assert!(!patterns(&t).contains(&Pattern::SearchesAfterError));
+        let one_more = Thresholds {
+            searches_after_error: 2,
+            ..Thresholds::default()
+        };
+        let found: Vec<Finding> = find_patterns(&t, &one_more)
+            .into_iter()
+            .filter(|f| f.pattern == Pattern::SearchesAfterError)
+            .collect();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].count, 2);
+        let indexes: Vec<usize> = found[0].calls.iter().map(|c| c.index).collect();
+        assert_eq!(
+            indexes,
+            [0, 3, 4],
+            "the error and the searches made after it"
+        );
     }
 
     #[test]
