@@ -246,7 +246,7 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
     let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let last_operand = || operands.last().and_then(|p| clean_path(p));
     match program {
-        "cat" | "head" | "tail" | "less" | "more" | "nl" | "bat" | "batcat" | "wc" => Class {
+        "cat" | "head" | "tail" | "less" | "more" | "nl" | "bat" | "batcat" => Class {
             kind: CallKind::Read,
             path: operands.first().and_then(|p| clean_path(p)),
             ..shell
@@ -271,7 +271,9 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
             grep: true,
             ..shell
         },
-        "find" | "fd" | "fdfind" | "ls" | "tree" | "locate" => Class {
+        // `wc` counts a file's lines without showing them: a look at the
+        // files, as `ls` is, not a read of one.
+        "find" | "fd" | "fdfind" | "ls" | "tree" | "locate" | "wc" => Class {
             kind: CallKind::Search,
             path: operands.first().and_then(|p| clean_path(p)),
             ..shell

@@ -431,11 +431,13 @@ fn read_groups(t: &Trajectory) -> Vec<(String, Vec<usize>)> {
     }
     groups.extend(open.into_iter().map(|(k, reads)| (k.to_string(), reads)));
     // Paging through a file (lines 1-200, then 201-400) reads nothing
-    // again: a read counts only when it covers lines another read covers.
+    // again: a read counts only when it covers lines another read covers,
+    // more than the seam of pages that share their edge (offset 120 and
+    // limit 80, then offset 199).
     for (_, reads) in &mut groups {
         let lines: Vec<Option<(u64, u64)>> = reads.iter().map(|&i| t.calls[i].lines).collect();
         let overlaps = |a: Option<(u64, u64)>, b: Option<(u64, u64)>| match (a, b) {
-            (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+            (Some((a0, a1)), Some((b0, b1))) => a1.min(b1).saturating_sub(a0.max(b0)) > PAGE_SEAM,
             _ => true,
         };
         *reads = (0..reads.len())
@@ -445,6 +447,10 @@ fn read_groups(t: &Trajectory) -> Vec<(String, Vec<usize>)> {
     }
     groups
 }
+
+/// Lines two pages of a file may share and still be pages rather than a
+/// read again: agents page on with the last line read, or the one after.
+const PAGE_SEAM: u64 = 2;
 
 fn rereads(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
     let mut findings: Vec<Finding> = read_groups(t)
@@ -879,6 +885,14 @@ mod tests {
             shell("sed -n '201,400p' big.rs", false),
         ]);
         assert!(!patterns(&sed).contains(&Pattern::Reread));
+        // Pages that share their edge line are pages too, as is a count of
+        // the file's lines.
+        let seamed = run(&[
+            shell("wc -l big.rs", false),
+            shell("sed -n '70,150p' big.rs", false),
+            shell("sed -n '150,210p' big.rs", false),
+        ]);
+        assert!(!patterns(&seamed).contains(&Pattern::Reread));
         // Pages that cover the same lines again, or the whole file twice, are.
         let again = run(&[page(1), page(101), read("big.rs")]);
         assert_eq!(found(&again, Pattern::Reread)[0].count, 3);
