@@ -107,7 +107,7 @@ pub fn what_to_keep(t: &Trajectory, findings: &[Finding]) -> Keep {
         user_request,
         events: Vec::new(),
     };
-    keep.instructions = instructions(&keep);
+    keep.instructions = instructions(&keep, !findings.is_empty());
     keep.events = events(&keep, goal);
     keep
 }
@@ -274,12 +274,10 @@ fn kept_searches(t: &Trajectory, findings: &[Finding]) -> Vec<KeptSearch> {
     searches
 }
 
-/// The text for an agent's compaction prompt.
-fn instructions(keep: &Keep) -> String {
-    let mut out = String::from(
-        "When you compact this conversation, keep the following. The agent lost it before and \
-         had to look it up again.\n",
-    );
+/// The text for an agent's compaction prompt: empty when there is nothing
+/// to keep; it says the agent lost context only when a finding says so.
+fn instructions(keep: &Keep, lost: bool) -> String {
+    let mut out = String::new();
     if let Some(request) = &keep.user_request {
         out.push_str("\nThe user's latest request (keep it word for word):\n");
         for line in request.lines() {
@@ -348,7 +346,15 @@ fn instructions(keep: &Keep) -> String {
             out.push_str(&format!("> {line}\n"));
         }
     }
-    out
+    if out.is_empty() {
+        return out;
+    }
+    let why = if lost {
+        " The agent lost it before and had to look it up again."
+    } else {
+        ""
+    };
+    format!("When you compact this conversation, keep the following.{why}\n{out}")
 }
 
 fn times(n: usize) -> String {
@@ -540,5 +546,26 @@ mod tests {
             "{:?}",
             keep.events
         );
+    }
+
+    #[test]
+    fn nothing_in_play_is_nothing_to_keep_and_no_loss_is_claimed_without_a_finding() {
+        let mut t = Trajectory::new(crate::trajectory::model::Format::ToolList);
+        let i = t.push_call("Bash", &json!({"command": "ls"}));
+        t.calls[i].set_result(false, "a.rs");
+        let keep = what_to_keep(&t, &find_patterns(&t, &Thresholds::default()));
+        assert_eq!(keep.instructions, "");
+        // A request to keep, but nothing was lost.
+        t.push_user_message("Add a refund button");
+        let findings = find_patterns(&t, &Thresholds::default());
+        assert!(findings.is_empty());
+        let keep = what_to_keep(&t, &findings);
+        assert!(
+            keep.instructions
+                .starts_with("When you compact this conversation, keep the following.\n"),
+            "{}",
+            keep.instructions
+        );
+        assert!(!keep.instructions.contains("lost it before"));
     }
 }

@@ -44,9 +44,9 @@ pub fn text_report(analysis: &Analysis) -> String {
     let k = &analysis.kinds;
     let _ = writeln!(
         out,
-        "{}: {} calls ({} read, {} write, {} search, {} shell, {} other), {} failed, {}; {} lines, {} skipped",
+        "{}: {} ({} read, {} write, {} search, {} shell, {} other), {} failed, {}; {}, {} skipped",
         analysis.format.describe(),
-        analysis.calls,
+        plural(analysis.calls, "call"),
         k.read,
         k.write,
         k.search,
@@ -54,7 +54,7 @@ pub fn text_report(analysis: &Analysis) -> String {
         k.other,
         analysis.errors,
         plural(analysis.compactions.len(), "compaction"),
-        analysis.lines,
+        plural(analysis.lines, "line"),
         analysis.skipped_lines,
     );
     if let (Some(started), Some(ended)) = (&analysis.started, &analysis.ended) {
@@ -90,9 +90,13 @@ pub fn text_report(analysis: &Analysis) -> String {
             let _ = writeln!(out, "        … and {more} more");
         }
     }
-    out.push_str("\nWhat to keep (paste into the agent's compaction prompt):\n\n");
-    for line in analysis.keep.instructions.lines() {
-        let _ = writeln!(out, "    {line}");
+    if analysis.keep.instructions.is_empty() {
+        out.push_str("\nNothing to keep: no request, file, error, search or task in play.\n");
+    } else {
+        out.push_str("\nWhat to keep (paste into the agent's compaction prompt):\n\n");
+        for line in analysis.keep.instructions.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
     }
     let _ = writeln!(
         out,
@@ -402,12 +406,18 @@ fn keep_section(out: &mut String, analysis: &Analysis) {
         out,
         r#"<section class="keep" aria-labelledby="keep-title">
 <h2 id="keep-title">What the compaction should keep</h2>
-<p>Paste this into the agent's compaction prompt:</p>
-<pre class="instructions">{}</pre>
+{}
 <details><summary>{} working-context events to seed a session</summary><pre class="events">{}</pre></details>
 </section>
 "#,
-        escape_html(&analysis.keep.instructions),
+        if analysis.keep.instructions.is_empty() {
+            "<p>Nothing to keep: no request, file, error, search or task in play.</p>".to_string()
+        } else {
+            format!(
+                "<p>Paste this into the agent's compaction prompt:</p>\n<pre class=\"instructions\">{}</pre>",
+                escape_html(&analysis.keep.instructions)
+            )
+        },
         analysis.keep.events.len(),
         escape_html(&events),
     );
