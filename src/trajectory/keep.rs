@@ -381,14 +381,23 @@ fn events(keep: &Keep, goal: Option<String>) -> Vec<Value> {
         let tool = if p.writes > 0 { "Edit" } else { "Read" };
         events.push(json!({"type": "tool_call", "tool": tool, "arguments": {"file_path": p.path}}));
     }
+    // A session keeps the latest failure of each kind: the open ones of a
+    // kind go as one failure, a line each, the latest last.
     let mut errors: Vec<&KeptError> = keep.errors.iter().filter(|e| !e.fixed).collect();
     errors.sort_by_key(|e| e.last_call);
+    let mut by_kind: Vec<(&str, Vec<String>)> = Vec::new();
     for e in errors {
-        let text = match &e.subject {
+        let line = match &e.subject {
             Some(subject) => format!("{} `{}`: {}", e.tool, cut(subject, 200), e.text),
             None => format!("{}: {}", e.tool, e.text),
         };
-        events.push(json!({"type": "failure", "kind": e.kind, "text": text}));
+        match by_kind.iter_mut().find(|(kind, _)| *kind == e.kind) {
+            Some((_, lines)) => lines.push(line),
+            None => by_kind.push((e.kind, vec![line])),
+        }
+    }
+    for (kind, lines) in by_kind {
+        events.push(json!({"type": "failure", "kind": kind, "text": lines.join("\n")}));
     }
     for task in &keep.tasks {
         events.push(json!({"type": "progress", "text": task.text, "done": task.done}));
@@ -567,5 +576,33 @@ mod tests {
             keep.instructions
         );
         assert!(!keep.instructions.contains("lost it before"));
+    }
+
+    #[test]
+    fn open_failures_of_one_kind_go_as_one_failure() {
+        let mut t = Trajectory::new(Format::ToolList);
+        for (command, error) in [
+            ("jq .x a.json", "jq: parse error: Invalid numeric literal"),
+            (
+                "xargs cat",
+                "xargs: command line cannot be assembled, too long",
+            ),
+        ] {
+            let i = t.push_call("Bash", &json!({ "command": command }));
+            t.calls[i].set_result(true, error);
+        }
+        let keep = what_to_keep(&t, &find_patterns(&t, &Thresholds::default()));
+        let failures: Vec<&Value> = keep
+            .events
+            .iter()
+            .filter(|e| e["type"] == "failure")
+            .collect();
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(failures[0]["kind"], "other");
+        assert_eq!(
+            failures[0]["text"],
+            "Bash `jq .x a.json`: jq: parse error: Invalid numeric literal\n\
+             Bash `xargs cat`: xargs: command line cannot be assembled, too long"
+        );
     }
 }
