@@ -427,13 +427,20 @@ pub fn error_text(output: &str) -> Option<String> {
     });
     let text = match telling {
         Some(line) => line.to_string(),
-        // No line says "error": the first few lines together say most.
-        None if !lines.is_empty() => lines
-            .iter()
-            .take(3)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" · "),
+        // No line says "error": the first few lines together say most, and
+        // a "…" that there is more.
+        None if !lines.is_empty() => {
+            let mut first = lines
+                .iter()
+                .take(3)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" · ");
+            if lines.len() > 3 {
+                first.push_str(" · …");
+            }
+            first
+        }
         None => return None,
     };
     Some(cut(&text, ERROR_CHARS))
@@ -620,6 +627,11 @@ mod tests {
             Some("File does not exist.")
         );
         assert_eq!(error_text("Exit code 1\n"), None);
+        // More lines than are kept: a "…" says so.
+        assert_eq!(
+            error_text("Options:\n1. a\n2. b\n3. Override: c").as_deref(),
+            Some("Options: · 1. a · 2. b · …")
+        );
         let long = format!("error: {}", "x".repeat(1000));
         assert_eq!(error_text(&long).map(|e| e.chars().count()), Some(300));
     }
