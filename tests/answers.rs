@@ -661,6 +661,34 @@ async fn a_saved_answer_is_searchable_when_the_response_arrives() {
     server.stop().await;
 }
 
+/// A long answer is indexed as several passages; asked again, it comes
+/// back whole, not as the one passage that matched best.
+#[tokio::test]
+async fn a_long_saved_answer_comes_back_whole() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let question = "How are seasonal slip prices computed?";
+    let answer: Vec<String> = (0..45)
+        .map(|i| format!("Rule {i} of the seasonal slip pricing is explained in this sentence."))
+        .collect();
+    let answer = answer.join(" ");
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Seasonal pricing", "qa": [qa(question, &answer)]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .post_json("/v1/research", &json!({"questions": [question]}))
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let got = body["answered"][0]["answer"].as_str().unwrap_or_default();
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(words(got), answer, "{body}");
+}
+
 #[tokio::test]
 async fn temporary_files_are_never_indexed_and_the_note_is_indexed_once() {
     let brain = TestBrain::sample();

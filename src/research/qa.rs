@@ -79,6 +79,7 @@ pub fn find_stored_answer(
             matches.push((section, stored, similarity));
         }
     }
+    let mut matches = whole_entries(matches);
     // Newest first: the note's date, then its modification time, then the
     // entry's position (a later entry in the same note is newer).
     matches.sort_by(|a, b| {
@@ -108,6 +109,38 @@ pub fn find_stored_answer(
         similarity,
         superseded,
     })
+}
+
+/// The matched passages as whole entries: a long answer is indexed as
+/// several passages under its question's heading, each of which matches;
+/// they are one answer, in their order (the first stands for the entry).
+fn whole_entries(mut matches: Vec<(SectionHit, String, f32)>) -> Vec<(SectionHit, String, f32)> {
+    matches.sort_by(|a, b| {
+        (a.0.path.as_str(), a.0.heading.as_str(), a.0.ord).cmp(&(
+            b.0.path.as_str(),
+            b.0.heading.as_str(),
+            b.0.ord,
+        ))
+    });
+    let mut entries: Vec<(SectionHit, String, f32)> = Vec::new();
+    // The position of each entry's last passage: only the next one joins.
+    let mut last_ord = 0;
+    for (section, stored, similarity) in matches {
+        match entries.last_mut() {
+            Some((first, _, _))
+                if first.path == section.path
+                    && first.heading == section.heading
+                    && section.ord == last_ord + 1 =>
+            {
+                let mut whole = (*first.passage).clone();
+                whole.text = format!("{}\n{}", whole.text.trim_end(), section.text.trim());
+                first.passage = std::sync::Arc::new(whole);
+            }
+            _ => entries.push((section.clone(), stored, similarity)),
+        }
+        last_ord = section.ord;
+    }
+    entries
 }
 
 /// Weighted Jaccard similarity of two questions' informative terms.
