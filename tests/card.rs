@@ -413,6 +413,9 @@ async fn a_deleted_session_leaves_the_card() {
     assert_eq!(s3["research"], Value::Null, "{s3}");
     assert!(s3.get("working_context").is_none(), "{s3}");
     assert_eq!(s3["sessions"], json!(["s1"]));
+    assert_eq!(s3["session_found"], false, "{s3}");
+    assert_eq!(card(&server, "?session=s1").await["session_found"], true);
+    assert_eq!(card(&server, "?session=typo").await["session_found"], false);
     assert_eq!(card(&server, "").await["research"]["session"], "s1");
 
     // A new research of the same name is a new session, shown again.
@@ -1719,6 +1722,24 @@ async fn the_card_follows_answers_and_deleted_sessions_in_a_browser() {
         shown,
         json!([["When do we deploy?"], true]),
         "s1's research, without a reload"
+    );
+    // Opened by its name, the deleted session is said to be missing, and
+    // is not offered in the selector.
+    client
+        .goto(&format!("{}/?session=s3", server.base_url))
+        .await
+        .expect("open the deleted session's card");
+    browser
+        .wait_for_js(
+            "the card says there is no such session",
+            "return document.querySelector('#no-session-heading')?.textContent === 'No session s3';",
+        )
+        .await;
+    assert_eq!(
+        browser
+            .js("return [...document.querySelectorAll('#session option')].map(o => o.value).join();")
+            .await,
+        json!(",s1")
     );
     browser.close().await;
     server.stop().await;

@@ -224,6 +224,15 @@
         'Waiting for the first research. This card updates by itself.'))];
   }
 
+  // A session by name that has no research and no events: deleted,
+  // mistyped, or not started yet (then it shows as soon as it starts).
+  function renderNoSession(name) {
+    return [el('section', { class: 'panel empty', 'aria-labelledby': 'no-session-heading' },
+      el('h2', { id: 'no-session-heading' }, 'No session ', el('bdi', { text: name })),
+      el('p', { text: 'It has no research and no events: it was deleted, its name is mistyped, or it has not started. This card shows it as soon as it does.' }),
+      el('p', null, el('a', { href: '/', text: 'Show the latest of all sessions' })))];
+  }
+
   // --- the card and its session --------------------------------------------
   let session = new URLSearchParams(location.search).get('session') || '';
   let shownKey = null;
@@ -236,7 +245,8 @@
     const select = $('session');
     const sessions = card.sessions || [];
     const wanted = ['', ...sessions];
-    if (session && !sessions.includes(session)) wanted.push(session);
+    // A session opened by name stays in the list while it exists.
+    if (session && !sessions.includes(session) && card.session_found) wanted.push(session);
     const current = [...select.options].map((o) => o.value);
     if (current.join('\n') !== wanted.join('\n')) {
       select.replaceChildren(...wanted.map((value) =>
@@ -313,11 +323,12 @@
     renderWorkingContext(card);
     const research = card.research;
     // A question the user answered since is a change too.
-    const key = JSON.stringify([card.session, research ? [research.research_id, research.answered_by_user] : null]);
+    const key = JSON.stringify([card.session, card.session_found, research ? [research.research_id, research.answered_by_user] : null]);
     const container = $('research');
     if (key !== shownKey) {
       shownKey = key;
-      container.replaceChildren(...(research ? renderResearch(card) : renderEmpty()));
+      const missing = card.session && !card.session_found;
+      container.replaceChildren(...(research ? renderResearch(card) : missing ? renderNoSession(card.session) : renderEmpty()));
     }
     container.setAttribute('aria-busy', 'false');
     const found = research ? research.facts.length + research.more_facts : 0;

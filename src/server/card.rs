@@ -84,6 +84,10 @@ pub struct Card {
     pub sessions: Vec<String>,
     /// Sessions in all, listed or not (any of them can be asked for).
     pub sessions_total: usize,
+    /// Whether the session asked for has a research or stored events
+    /// (false without one): a name that has neither was deleted, mistyped
+    /// or has not started.
+    pub session_found: bool,
     /// Shown before every self-researched answer where it appears as text.
     pub marker: String,
     /// Most facts a card shows.
@@ -293,11 +297,15 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
         listed_sessions(std::mem::take(&mut card.sessions), &stored);
     if let Some(id) = session {
         match state.sessions.get(id).await {
-            Ok(Some(stored)) if !stored.context.is_empty() => {
-                card.working_context = Some(CardWorkingContext::from_session(&stored));
+            Ok(Some(stored)) => {
+                card.session_found = true;
+                if !stored.context.is_empty() {
+                    card.working_context = Some(CardWorkingContext::from_session(&stored));
+                }
             }
-            Ok(_) => {}
-            Err(error) if error.is_store_problem() => {}
+            Ok(None) => {}
+            // Not known to be missing: the status says what ails the store.
+            Err(error) if error.is_store_problem() => card.session_found = true,
             Err(error) => tracing::error!(%error, "cannot read the session for the card"),
         }
     }
@@ -377,6 +385,7 @@ pub fn build_card(state: &AppState, session: Option<String>) -> Card {
         .research
         .map(|shown| card_research(&shown, &marker, settings));
     Card {
+        session_found: session.is_some() && research.is_some(),
         session,
         sessions_total: view.sessions.len(),
         sessions: view.sessions,

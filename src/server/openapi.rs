@@ -240,12 +240,13 @@ fn card_path() -> Value {
         "parameters": [session_parameter()],
         "responses": {
             "200": {"description": "the card; `research` is null until a research arrives", "content": {"application/json": {"schema": {
-                "type": "object", "required": ["session", "sessions", "sessions_total", "marker", "max_facts", "answer_chars", "research"],
+                "type": "object", "required": ["session", "sessions", "sessions_total", "session_found", "marker", "max_facts", "answer_chars", "research"],
                 "properties": {
                     "session": {"type": ["string", "null"]},
                     "sessions": {"type": "array", "items": {"type": "string"}, "maxItems": CARD_SESSIONS,
                         "description": "sessions with a research, most recently researched first, then the other stored sessions, most recently updated first; at most this many"},
                     "sessions_total": {"type": "integer", "description": "sessions in all, listed or not; any of them can be asked for with ?session= (GET /v1/sessions lists them all)"},
+                    "session_found": {"type": "boolean", "description": "whether the session asked for has a research or stored events; false without ?session="},
                     "marker": {"type": "string"},
                     "max_facts": {"type": "integer"},
                     "answer_chars": {"type": "integer"},
