@@ -1426,6 +1426,11 @@ async fn the_card_carries_the_sessions_working_context() {
     );
     let all = card(&server, "").await;
     assert!(all.get("working_context").is_none(), "only for a session");
+    // A session of a research alone has nothing for the panel to show.
+    research(&server, "asked", &["Which database do we use?"]).await;
+    let asked = card(&server, "?session=asked").await;
+    assert_eq!(asked["session_found"], true, "{asked}");
+    assert!(asked.get("working_context").is_none(), "{asked}");
 
     // A change to the session reaches the card's event stream.
     let mut events = fetch(&server, "/v1/card/events?session=agent", &[]).await;

@@ -138,6 +138,15 @@ pub struct CardFailure {
 }
 
 impl CardWorkingContext {
+    /// True when none of what the panel shows is there.
+    fn shows_nothing(&self) -> bool {
+        self.last_user_query.is_none()
+            && self.goals.is_empty()
+            && self.failure.is_none()
+            && self.recent_files.is_empty()
+            && self.progress.is_empty()
+    }
+
     fn from_session(session: &Session) -> Self {
         let c = &session.context;
         let failure = c.failures.first().map(|f| {
@@ -299,9 +308,10 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
         match state.sessions.get(id).await {
             Ok(Some(stored)) => {
                 card.session_found = true;
-                if !stored.context.is_empty() {
-                    card.working_context = Some(CardWorkingContext::from_session(&stored));
-                }
+                // A session of research and answers alone has nothing the
+                // panel shows (its questions are the research's).
+                card.working_context = Some(CardWorkingContext::from_session(&stored))
+                    .filter(|shown| !shown.shows_nothing());
             }
             Ok(None) => {}
             // Not known to be missing: the status says what ails the store.
