@@ -27,6 +27,8 @@ pub struct Class {
     pub grep: bool,
     /// For a read of part of a file: its lines, `[first, end)` from 1.
     pub lines: Option<(u64, u64)>,
+    /// The files a shell command removes ([`removed_paths`]).
+    pub removes: Vec<String>,
 }
 
 /// Argument fields that name the file a call is about, most specific first.
@@ -54,6 +56,7 @@ pub fn classify(tool: &str, arguments: &Value) -> Class {
         detail: detail.map(|d| cut(&d, DETAIL_CHARS)),
         grep,
         lines: None,
+        removes: Vec::new(),
     };
     match name.as_str() {
         "read" | "read_file" | "readfile" | "view" | "view_file" | "open_file" | "get_file"
@@ -230,6 +233,7 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
         detail: detail.clone(),
         grep: false,
         lines: None,
+        removes: removed_paths(command),
     };
     if command.trim_start().starts_with("apply_patch") {
         return Class {
@@ -280,6 +284,25 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
         },
         _ => shell,
     }
+}
+
+/// The files a shell command removes (`rm`, `unlink`, `git rm`): they are
+/// no longer in play.
+pub fn removed_paths(command: &str) -> Vec<String> {
+    let Some(words) = first_working_segment(command) else {
+        return Vec::new();
+    };
+    let program = words[0].rsplit('/').next().unwrap_or(&words[0]);
+    let operands = match program {
+        "rm" | "unlink" => &words[1..],
+        "git" if words.get(1).is_some_and(|w| w == "rm") => &words[2..],
+        _ => return Vec::new(),
+    };
+    operands
+        .iter()
+        .filter(|w| !w.starts_with('-'))
+        .filter_map(|w| clean_path(w))
+        .collect()
 }
 
 /// The words of the first segment of a command line that does work:
@@ -634,6 +657,13 @@ mod tests {
         );
         let long = format!("error: {}", "x".repeat(1000));
         assert_eq!(error_text(&long).map(|e| e.chars().count()), Some(300));
+    }
+
+    #[test]
+    fn removed_files_are_named() {
+        assert_eq!(removed_paths("rm -f a.md ./b.md"), ["a.md", "./b.md"]);
+        assert_eq!(removed_paths("cd src && git rm old.rs"), ["old.rs"]);
+        assert!(removed_paths("cat a.md").is_empty());
     }
 
     #[test]

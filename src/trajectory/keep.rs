@@ -117,6 +117,12 @@ pub fn what_to_keep(t: &Trajectory, findings: &[Finding]) -> Keep {
 fn kept_paths(t: &Trajectory, findings: &[Finding]) -> Vec<KeptPath> {
     let mut by_path: HashMap<&str, KeptPath> = HashMap::new();
     for call in &t.calls {
+        // A file removed is out of play (until it is written again).
+        if !call.is_error {
+            for removed in &call.removes {
+                by_path.remove(removed.trim_start_matches("./"));
+            }
+        }
         let Some(path) = call.path.as_deref() else {
             continue;
         };
@@ -603,6 +609,30 @@ mod tests {
             failures[0]["text"],
             "Bash `jq .x a.json`: jq: parse error: Invalid numeric literal\n\
              Bash `xargs cat`: xargs: command line cannot be assembled, too long"
+        );
+    }
+
+    #[test]
+    fn a_removed_file_is_out_of_play() {
+        let mut t = Trajectory::new(Format::ToolList);
+        for (tool, arguments) in [
+            ("Write", json!({"file_path": "tmp.md"})),
+            ("Write", json!({"file_path": "DESIGN.md"})),
+            ("Write", json!({"file_path": "src/lib.rs"})),
+            ("Bash", json!({"command": "rm -f tmp.md ./DESIGN.md"})),
+        ] {
+            let i = t.push_call(tool, &arguments);
+            t.calls[i].set_result(false, "");
+        }
+        let keep = what_to_keep(&t, &find_patterns(&t, &Thresholds::default()));
+        let paths: Vec<&str> = keep.paths.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["src/lib.rs"]);
+        assert!(
+            keep.events
+                .iter()
+                .all(|e| e["arguments"]["file_path"] != "tmp.md"),
+            "{:?}",
+            keep.events
         );
     }
 }

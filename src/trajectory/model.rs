@@ -81,6 +81,9 @@ pub struct Call {
     /// were made beside it, in the same turn). `None`: right after it.
     #[serde(skip)]
     pub result_after: Option<usize>,
+    /// The files a shell command removed.
+    #[serde(skip)]
+    pub removes: Vec<String>,
 }
 
 impl Call {
@@ -101,6 +104,7 @@ impl Call {
             lines: class.lines,
             results: Vec::new(),
             result_after: None,
+            removes: class.removes,
         }
     }
 
