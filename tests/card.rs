@@ -177,10 +177,21 @@ async fn the_card_shows_a_few_facts_cut_short_with_their_sources() {
         "{answer}"
     );
     assert!(!answer.ends_with(" …"), "cut on a word: {answer}");
+    // A fact names the note its answer comes from, not every note read
+    // for it (research's evidence still lists them all).
     assert_eq!(
-        long["sources"][0]["link"],
-        "/notes/Harbor/Runbooks/Backups.md"
+        long["sources"],
+        json!([{"path": "Harbor/Runbooks/Backups.md", "title": long["sources"][0]["title"],
+                "heading": long["sources"][0]["heading"], "link": "/notes/Harbor/Runbooks/Backups.md"}]),
+        "{long}"
     );
+    let evidence = response["answered"]
+        .as_array()
+        .expect("answered")
+        .iter()
+        .find(|a| a["question"] == LONG_QUESTION)
+        .map(|a| a["evidence"].as_array().expect("evidence").len());
+    assert!(evidence > Some(1), "{response}");
     let open: Vec<&Value> = shown["open"]
         .as_array()
         .expect("open")

@@ -238,6 +238,11 @@ pub struct Answered {
     /// Older stored answers that this one replaced.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub superseded: Vec<Superseded>,
+    /// How many of `evidence`, from the first, the answer comes from; the
+    /// rest were read too. (What the card names as the answer's sources.)
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub cited: usize,
 }
 
 /// A question left for the user, with the best weak evidence.
@@ -376,8 +381,8 @@ fn gather(
                 findings.insert(0, stored_finding(stored));
             }
             findings.truncate(settings.notes_per_question);
-            // Every finding is cited; the budget bounds only the excerpts
-            // (none when it is smaller than the number of citations).
+            // Every finding is evidence; the budget bounds only the excerpts
+            // (none when it is smaller than the number of findings).
             let evidence = findings
                 .iter()
                 .map(|f| Evidence {
@@ -446,7 +451,8 @@ pub fn decide_locally(q: &QuestionEvidence, threshold: f32) -> Decision {
         Some(best) if best.sentence.confidence >= threshold => Decision::Answered {
             answer: answer_text(best),
             confidence: best.sentence.confidence,
-            cited: (0..q.evidence.len()).collect(),
+            // The note the sentence comes from; the others were read too.
+            cited: vec![0],
             superseded: Vec::new(),
         },
         _ => Decision::Unanswered,
@@ -480,6 +486,7 @@ fn respond(
                     .iter()
                     .filter_map(|&c| q.evidence.get(c).cloned())
                     .collect();
+                let cited_count = evidence.len();
                 for (c, e) in q.evidence.iter().enumerate() {
                     if !cited.contains(&c) {
                         evidence.push(e.clone());
@@ -492,6 +499,7 @@ fn respond(
                     source: SOURCE,
                     evidence,
                     superseded,
+                    cited: cited_count,
                 });
             }
             Decision::Unanswered => unanswered.push(Unanswered {

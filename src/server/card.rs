@@ -427,7 +427,10 @@ fn card_research(
                 cut,
                 confidence: answered.confidence,
                 source: answered.source,
-                sources: sources(&answered.evidence),
+                // The notes the answer comes from, not the others read.
+                sources: sources(
+                    &answered.evidence[..answered.cited.max(1).min(answered.evidence.len())],
+                ),
             }
         })
         .collect();
