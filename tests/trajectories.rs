@@ -115,6 +115,14 @@ async fn real_transcripts_of_both_agents_are_analysed_over_http() {
     assert_eq!(codex["kinds"]["write"], 3, "three apply_patch calls");
     // Two of its five non-zero exits are `rg` finding nothing: no failures.
     assert_eq!(codex["errors"], 3, "{}", codex["keep"]["errors"]);
+    // Where its shell searches matched is read from their output.
+    let searches = codex["keep"]["searches"].as_array().expect("searches");
+    assert!(
+        searches.iter().any(|s| s["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|p| p == "docs/AGENTS.md"))),
+        "{searches:?}"
+    );
     let found = patterns(&codex);
     assert!(found.contains(&"grep-heavy"), "{found:?}");
     assert!(found.contains(&"searches-after-error"), "{found:?}");

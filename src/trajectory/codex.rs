@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::classify::{error_text, found_nothing};
+use super::classify::{error_text, found_nothing, result_paths};
 use super::model::{parse_time, CallKind, Trajectory};
 use super::parse::text_of;
 
@@ -208,6 +208,15 @@ impl Reader {
                 // Codex's own reading of the command says what it did.
                 if call.kind == CallKind::Shell {
                     reclassify(call, event.get("parsed_cmd"));
+                }
+                // Where a search matched: the paths its output names.
+                if call.kind == CallKind::Search && !call.is_error {
+                    let output = ["aggregated_output", "stdout", "formatted_output"]
+                        .iter()
+                        .filter_map(|k| event.get(*k).and_then(Value::as_str))
+                        .find(|s| !s.trim().is_empty())
+                        .unwrap_or("");
+                    call.results = result_paths(output);
                 }
             }
             Some("patch_apply_end") => {
