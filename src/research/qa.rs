@@ -126,19 +126,17 @@ fn whole_entries(mut matches: Vec<(SectionHit, String, f32)>) -> Vec<(SectionHit
     // The position of each entry's last passage: only the next one joins.
     let mut last_ord = 0;
     for (section, stored, similarity) in matches {
+        let follows = std::mem::replace(&mut last_ord, section.ord) + 1 == section.ord;
         match entries.last_mut() {
             Some((first, _, _))
-                if first.path == section.path
-                    && first.heading == section.heading
-                    && section.ord == last_ord + 1 =>
+                if follows && first.path == section.path && first.heading == section.heading =>
             {
                 let mut whole = (*first.passage).clone();
                 whole.text = format!("{}\n{}", whole.text.trim_end(), section.text.trim());
                 first.passage = std::sync::Arc::new(whole);
             }
-            _ => entries.push((section.clone(), stored, similarity)),
+            _ => entries.push((section, stored, similarity)),
         }
-        last_ord = section.ord;
     }
     entries
 }

@@ -476,7 +476,7 @@ pub fn error_text(output: &str) -> Option<String> {
 pub fn found_nothing(output: &str, code: Option<i64>) -> bool {
     let stated = output.lines().find_map(|l| {
         let l = l.trim().to_lowercase();
-        ["exit code", "process exited with code", "exit status"]
+        EXIT_CODE_PREFIXES
             .iter()
             .find_map(|p| l.strip_prefix(p))
             .and_then(|rest| rest.trim_start_matches([':', ' ']).parse::<i64>().ok())
@@ -484,9 +484,12 @@ pub fn found_nothing(output: &str, code: Option<i64>) -> bool {
     code.or(stated).is_none_or(|c| c == 1) && error_text(output).is_none()
 }
 
+/// How a line that only gives a command's exit code begins (lower case).
+const EXIT_CODE_PREFIXES: [&str; 3] = ["exit code", "process exited with code", "exit status"];
+
 fn is_exit_code_line(line: &str) -> bool {
     let lower = line.to_lowercase();
-    ["exit code", "process exited with code", "exit status"]
+    EXIT_CODE_PREFIXES
         .iter()
         .any(|p| lower.starts_with(p) && lower.len() < p.len() + 8)
 }

@@ -191,12 +191,16 @@ impl Reader {
                 let Some(index) = call else { return };
                 t.result_seen(index);
                 let call = &mut t.calls[index];
-                if let Some(code) = event.get("exit_code").and_then(Value::as_i64) {
-                    let output = ["stderr", "aggregated_output", "formatted_output", "stdout"]
-                        .iter()
+                // The first of these outputs that says something.
+                let output_of = |keys: &[&str]| {
+                    keys.iter()
                         .filter_map(|k| event.get(*k).and_then(Value::as_str))
                         .find(|s| !s.trim().is_empty())
-                        .unwrap_or("");
+                        .unwrap_or("")
+                };
+                if let Some(code) = event.get("exit_code").and_then(Value::as_i64) {
+                    let output =
+                        output_of(&["stderr", "aggregated_output", "formatted_output", "stdout"]);
                     // A text search that matched nothing exits with 1.
                     call.is_error = code != 0 && !(call.grep && found_nothing(output, Some(code)));
                     call.error = if call.is_error {
@@ -211,12 +215,11 @@ impl Reader {
                 }
                 // Where a search matched: the paths its output names.
                 if call.kind == CallKind::Search && !call.is_error {
-                    let output = ["aggregated_output", "stdout", "formatted_output"]
-                        .iter()
-                        .filter_map(|k| event.get(*k).and_then(Value::as_str))
-                        .find(|s| !s.trim().is_empty())
-                        .unwrap_or("");
-                    call.results = result_paths(output);
+                    call.results = result_paths(output_of(&[
+                        "aggregated_output",
+                        "stdout",
+                        "formatted_output",
+                    ]));
                 }
             }
             Some("patch_apply_end") => {
