@@ -3,9 +3,12 @@
 //! Notes under the knowledge folder hold `### Q. <question>` headings with the
 //! user's answer below. A new question is matched question-to-question (the
 //! IDF-weighted share of informative terms the two have in common), so a
-//! paraphrase still finds the stored answer. When stored answers to the same
-//! question differ, the newest dated note wins and the others are reported as
-//! superseded.
+//! paraphrase still finds the stored answer; two questions that ask for
+//! different things ("What snack …" and "Which office …") or swap one
+//! subject for another ("… for the office?" and "… for the boat?") do not
+//! match unless what they share clearly outweighs what they swap. When
+//! stored answers to the same question differ, the newest dated note wins
+//! and the others are reported as superseded.
 
 use std::collections::HashSet;
 
@@ -15,12 +18,15 @@ use crate::brain::parse::{date_prefix, HEADING_SEPARATOR};
 use crate::index::{Corpus, SearchFilter, SectionHit};
 
 use super::decider::{QuestionTerms, Weights};
-use super::question::informative_text;
+use super::question::{informative_text, type_noun};
 
 /// Heading prefix of a stored question.
 pub const QUESTION_PREFIX: &str = "Q.";
 /// Share of weighted terms two questions must have in common to match.
 pub const MATCH_SIMILARITY: f32 = 0.5;
+/// The same when each question has a term the other lacks (a swapped
+/// word): what the two share must weigh at least twice what they swap.
+pub const SWAPPED_MATCH_SIMILARITY: f32 = 2.0 / 3.0;
 
 /// A stored answer that a newer one replaced.
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
@@ -74,8 +80,16 @@ pub fn find_stored_answer(
             continue;
         };
         let stored = stored.to_string();
-        let similarity = similarity(index, weights, &asked.terms, &stored);
-        if similarity >= MATCH_SIMILARITY && !section.text.trim().is_empty() {
+        if section.text.trim().is_empty() || asks_another_kind(index, &asked.question, &stored) {
+            continue;
+        }
+        let (similarity, swapped) = similarity(index, weights, &asked.terms, &stored);
+        let needed = if swapped {
+            SWAPPED_MATCH_SIMILARITY
+        } else {
+            MATCH_SIMILARITY
+        };
+        if similarity >= needed {
             matches.push((section, stored, similarity));
         }
     }
@@ -141,13 +155,23 @@ fn whole_entries(mut matches: Vec<(SectionHit, String, f32)>) -> Vec<(SectionHit
     entries
 }
 
-/// Weighted Jaccard similarity of two questions' informative terms.
+/// Whether the two questions name different kinds of answer ("Which
+/// *office* should I buy?" against "What *snack* should I buy for the
+/// office?"): then they are different questions, however many words they
+/// share.
+fn asks_another_kind(index: &dyn Corpus, asked: &str, stored: &str) -> bool {
+    let kind = |question: &str| type_noun(question).map(|noun| index.query_terms(&noun));
+    matches!((kind(asked), kind(stored)), (Some(a), Some(s)) if a != s)
+}
+
+/// Weighted Jaccard similarity of two questions' informative terms, and
+/// whether each has a term the other lacks.
 fn similarity(
     index: &dyn Corpus,
     weights: &mut Weights<'_>,
     asked: &[(String, f32)],
     stored: &str,
-) -> f32 {
+) -> (f32, bool) {
     let stored_terms = index.query_terms(&informative_text(stored));
     let asked_set: HashSet<&str> = asked.iter().map(|(t, _)| t.as_str()).collect();
     let stored_set: HashSet<&str> = stored_terms.iter().map(String::as_str).collect();
@@ -160,11 +184,9 @@ fn similarity(
             common += w;
         }
     }
-    if union <= 0.0 {
-        0.0
-    } else {
-        common / union
-    }
+    let swapped = !asked_set.is_subset(&stored_set) && !stored_set.is_subset(&asked_set);
+    let similarity = if union <= 0.0 { 0.0 } else { common / union };
+    (similarity, swapped)
 }
 
 fn note_date(section: &SectionHit) -> Option<String> {
@@ -181,4 +203,60 @@ fn normalize(answer: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWLEDGE: &str = "Alignment Knowledge";
+
+    /// The stored question that `question` finds in a brain of one stored
+    /// answer and a few project notes, if any.
+    fn matched(question: &str) -> Option<String> {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "Alignment Knowledge/2026-11-20 Office supplies.md",
+                "# Office supplies\n\n### Q. What snack should I buy for the office?\nSalted pretzels from the corner shop.\n",
+            ),
+            (
+                "boats.md",
+                "# Boats\n\nHarbor books slips for boats at three marinas.\n",
+            ),
+            (
+                "office.md",
+                "# Office\n\nThe office is in Rotterdam; we buy supplies on Fridays.\n",
+            ),
+        ]);
+        let mut weights = Weights::new(&index);
+        let asked = weights.question_terms(question);
+        find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).map(|s| s.question)
+    }
+
+    #[test]
+    fn the_same_question_in_other_words_finds_the_stored_answer() {
+        let stored = Some("What snack should I buy for the office?".to_string());
+        for question in [
+            "What snack should I buy for the office?",
+            "Which snacks do I buy for the office?",
+            "what snack should i buy for the office",
+        ] {
+            assert_eq!(matched(question), stored, "{question}");
+        }
+    }
+
+    #[test]
+    fn a_question_about_something_else_finds_no_stored_answer() {
+        for question in [
+            // Another kind of answer, though every word is in the stored one.
+            "Which office should I buy?",
+            // One subject swapped for another.
+            "What boat should I buy for the office?",
+            "What snack should I buy for the boat?",
+            // Nothing in common.
+            "Where do boats dock?",
+        ] {
+            assert_eq!(matched(question), None, "{question}");
+        }
+    }
 }
