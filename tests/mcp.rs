@@ -76,7 +76,7 @@ fn assert_found_everything(found: &Value) {
     // The tool errors say what the HTTP API's 400s say.
     assert_eq!(
         found["empty_query_error"],
-        "empty-query: q must not be empty"
+        "empty-query: the search query is empty"
     );
     // Arguments that do not fit the input schema: the API's code too.
     assert!(

@@ -411,12 +411,12 @@ impl Noggin {
     pub async fn search(&self, request: SearchRequest) -> Result<SearchResults, Error> {
         let q = request.q.trim().to_string();
         if q.is_empty() {
-            return Err(Error::invalid("empty-query", "q must not be empty"));
+            return Err(Error::invalid("empty-query", "the search query is empty"));
         }
         if q.chars().count() > MAX_QUERY_CHARS {
             return Err(Error::invalid(
                 "query-too-long",
-                format!("q must be at most {MAX_QUERY_CHARS} characters"),
+                format!("the search query is over {MAX_QUERY_CHARS} characters"),
             ));
         }
         let limit = request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
