@@ -474,10 +474,11 @@ fn rereads(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
                 .collect::<Vec<_>>()
                 .join(", ");
             let summary = format!(
-                "{} read {} times with no write to it in between ({} calls apart){}",
+                "{} read {} times with no write to it in between ({} {} apart){}",
                 path,
                 reads.len(),
                 gaps,
+                if apart_calls == [1] { "call" } else { "calls" },
                 if across_compaction {
                     ", across a compaction"
                 } else {

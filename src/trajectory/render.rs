@@ -80,7 +80,7 @@ pub fn text_report(analysis: &Analysis) -> String {
             let _ = writeln!(
                 out,
                 "        #{} {} {}",
-                call.index,
+                call.index + 1,
                 clock(call.at.as_deref()),
                 call.describe()
             );
@@ -264,9 +264,10 @@ fn timeline_svg(out: &mut String, analysis: &Analysis) {
             .unwrap_or_default();
         let _ = write!(
             out,
-            r#"<line class="compaction" x1="{x}" y1="{}" x2="{x}" y2="{}"><title>compaction before call #{index}{at}</title></line>"#,
+            r#"<line class="compaction" x1="{x}" y1="{}" x2="{x}" y2="{}"><title>compaction before call #{number}{at}</title></line>"#,
             y.saturating_sub(10),
             y + CELL_H + 6,
+            number = index + 1,
         );
     }
     for finding in analysis
@@ -284,7 +285,7 @@ fn call_mark(out: &mut String, call: &Call, per_row: usize) {
     let (x, y) = position(call.index, per_row);
     let mut title = format!(
         "#{} {} {}",
-        call.index,
+        call.index + 1,
         clock(call.at.as_deref()),
         call.tool
     );
@@ -371,8 +372,9 @@ fn findings_section(out: &mut String, findings: &[Finding]) {
         for call in &finding.calls {
             let _ = write!(
                 out,
-                r##"<li><a href="#c{i}">#{i}</a> <time>{at}</time> {tool} <code>{what}</code></li>"##,
+                r##"<li><a href="#c{i}">#{number}</a> <time>{at}</time> {tool} <code>{what}</code></li>"##,
                 i = call.index,
+                number = call.index + 1,
                 at = clock(call.at.as_deref()),
                 tool = escape_html(&call.tool),
                 what = escape_html(
@@ -461,6 +463,19 @@ mod tests {
         assert!(!report.contains('\u{1b}'), "{report}");
         assert!(report.contains("the same file read again"), "{report}");
         assert!(report.contains("What to keep"));
+    }
+
+    #[test]
+    fn calls_are_numbered_from_one_for_people() {
+        let analysis = analyze(HOSTILE.as_bytes(), &Thresholds::default()).expect("analysed");
+        // The reread's first call is the transcript's first (index 0).
+        let report = text_report(&analysis);
+        assert!(report.contains("        #1 "), "{report}");
+        assert!(!report.contains("#0 "), "{report}");
+        let page = html_page(&analysis, StyleLink::Inline);
+        assert!(page.contains(r##"<a href="#c0">#1</a>"##), "{page}");
+        assert!(page.contains("<title>#1 "), "{page}");
+        assert!(page.contains("compaction before call #4"), "{page}");
     }
 
     #[test]
