@@ -721,7 +721,7 @@ async fn the_pack_holds_facts_context_and_the_whole_query() {
     assert!(pack.contains("(self-research) "), "{pack}");
     assert!(pack.contains("E0425") && pack.contains("refund button live"));
     assert!(pack.ends_with(
-        "## Last user query\n환불 버튼을 추가하고 배포 일정을 맞춰 주세요\n[/context-pack]"
+        "## Last user query\n  환불 버튼을 추가하고 배포 일정을 맞춰 주세요\n[/context-pack]"
     ));
     assert_eq!(body["last_user_query"]["source"], "session");
     assert_eq!(body["last_user_query"]["fits"], true);

@@ -14,7 +14,7 @@ use crate::context::events::parse_events;
 use crate::context::pack::{assemble, Pack, PackInputs, PackRequest};
 use crate::context::sessions::{Appended, Session, SessionStore, SessionSummary};
 use crate::context::state::WorkingContext;
-use crate::context::window::{fit_window, Window, WindowRequest};
+use crate::context::window::{block_to_pin, fit_window, Window, WindowRequest};
 use crate::context::{
     validate_session_id, DEFAULT_BLOCK_BUDGET_CHARS, DEFAULT_PACK_BUDGET_CHARS, MAX_BUDGET_CHARS,
 };
@@ -282,9 +282,7 @@ impl Noggin {
                     self.store()?.get(id.clone()).await?.ok_or_else(|| {
                         Error::UnknownSession(format!("no session {id:?} to pin"))
                     })?;
-                // At most half the window, at about four characters a token.
-                let chars = DEFAULT_BLOCK_BUDGET_CHARS.min(request.budget.saturating_mul(2));
-                let block = render_block(&session.context, chars).block;
+                let block = block_to_pin(&session.context, &request);
                 let left_out = match &block {
                     Some(_) => None,
                     None if session.context.is_empty() => Some("empty-working-context"),

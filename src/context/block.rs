@@ -3,9 +3,11 @@
 //!
 //! Sections are offered in priority order; each takes what it needs from
 //! what is left, item by item (the newest items first where newness matters),
-//! and when not even one item fits whole, the first is cut on a character
-//! boundary with a visible "…". What was cut or left out is reported per
-//! section, so a caller can tell a short context from a squeezed one.
+//! and the first item that does not fit whole is cut on a character boundary
+//! with a visible "…" when enough of it fits. A section that could not show
+//! all its items leaves nothing to the sections after it. What was cut or
+//! left out is reported per section, so a caller can tell a short context
+//! from a squeezed one.
 
 use serde::Serialize;
 
@@ -16,8 +18,9 @@ use super::state::WorkingContext;
 pub const BLOCK_HEADER: &str = "[working-context]";
 /// Closes the block.
 pub const BLOCK_FOOTER: &str = "[/working-context]";
-/// An item is cut only if at least this many of its characters fit;
-/// otherwise it is left out rather than shown as a stub.
+/// An item is cut only if at least this many characters of its text (not
+/// counting its marker, such as "- [ ] ") fit; otherwise it is left out
+/// rather than shown as a stub.
 const MIN_CUT_ITEM_CHARS: usize = 12;
 
 /// A section offered for fitting.
@@ -65,22 +68,33 @@ fn chars(s: &str) -> usize {
 
 /// Fits `sections` (in priority order) into `budget` characters, counting
 /// one newline after each section. Returns them in the same order. Once a
-/// section with items is left out for want of room, so is every section
-/// after it: the room it could not use never goes to one of lower priority.
+/// section cannot show all its items (some left out, or one cut), every
+/// section after it is left out: the room it could not use never goes to
+/// one of lower priority.
 pub fn fit_sections(sections: &[Section], budget: usize) -> Vec<Fitted> {
     let mut left = budget;
     sections
         .iter()
         .map(|section| {
             let fitted = fit_one(section, left);
-            left = if fitted.report.left_out {
+            let report = &fitted.report;
+            left = if report.omitted > 0 || report.cut {
                 0
             } else {
-                left.saturating_sub(fitted.report.chars)
+                left.saturating_sub(report.chars)
             };
             fitted
         })
         .collect()
+}
+
+/// Characters of an item's marker ("- ", "- [ ] ", or the indent of a
+/// query), which a cut item must show more than.
+fn marker_chars(item: &str) -> usize {
+    ["- [ ] ", "- [x] ", "- ", "  "]
+        .iter()
+        .find(|marker| item.starts_with(**marker))
+        .map_or(0, |marker| chars(marker))
 }
 
 fn fit_one(section: &Section, budget: usize) -> Fitted {
@@ -118,14 +132,17 @@ fn fit_one(section: &Section, budget: usize) -> Fitted {
         if cost <= left {
             kept.push((i, item.clone()));
             left -= cost;
-        } else {
-            if kept.is_empty() && left > MIN_CUT_ITEM_CHARS {
-                let (shortened, _) = cut_chars(item, left - 1);
-                kept.push((i, shortened));
-                cut = true;
-            }
-            break;
+            continue;
         }
+        // The first item that does not fit whole, cut to the room left
+        // (its newline, then its text and "…") if enough of its text shows;
+        // nothing after it.
+        if left > marker_chars(item) + MIN_CUT_ITEM_CHARS + 1 {
+            let (shortened, _) = cut_chars(item, left - 1);
+            kept.push((i, shortened));
+            cut = true;
+        }
+        break;
     }
     if kept.is_empty() {
         return left_out(total);
@@ -376,6 +393,7 @@ mod tests {
             progress in proptest::collection::vec((text(), proptest::bool::ANY), 0..12),
             decisions in proptest::collection::vec(text(), 0..5),
             budget in 0usize..1500,
+            more in 1usize..200,
         ) {
             let item = |(text, done): (String, bool)| Item { text, done };
             let context = WorkingContext {
@@ -387,9 +405,20 @@ mod tests {
             };
             let r = render_block(&context, budget);
             proptest::prop_assert!(r.chars <= budget);
-            // Priority holds: nothing shows after a section left out.
+            // Priority holds: nothing shows after a section left out, and
+            // nothing after one that could not show all its items whole.
             if let Some(first) = r.sections.iter().position(|s| s.left_out) {
                 proptest::prop_assert!(r.sections[first..].iter().all(|s| s.items == 0));
+            }
+            if let Some(short) = r.sections.iter().position(|s| s.omitted > 0 || s.cut) {
+                proptest::prop_assert!(r.sections[short + 1..].iter().all(|s| s.items == 0));
+            }
+            // More room never shows less of a section of higher priority:
+            // the first section that changes shows more.
+            let wider = render_block(&context, budget + more);
+            let shown = |r: &RenderedBlock| r.sections.iter().map(|s| (s.items, !s.cut)).collect::<Vec<_>>();
+            if let Some((a, b)) = shown(&r).into_iter().zip(shown(&wider)).find(|(a, b)| a != b) {
+                proptest::prop_assert!(b > a, "budget {}: {:?}, budget {}: {:?}", budget, r.sections, budget + more, wider.sections);
             }
             match &r.block {
                 Some(block) => {
@@ -441,5 +470,44 @@ mod tests {
         assert!(fitted[0].report.left_out);
         assert!(fitted[1].report.left_out);
         assert!(fitted.iter().all(|f| f.text.is_none()));
+    }
+
+    #[test]
+    fn a_later_item_that_does_not_fit_is_cut_and_leaves_nothing_below() {
+        // The newest failure whole (17 + 31 characters), then room for 30:
+        // the older failure is cut, and the files below get none of the room.
+        let fitted = fit_sections(&fitted_sections(), 17 + 31 + 30);
+        let text = fitted[0].text.as_deref().unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "- build: error[E0425]: canno…", "{text}");
+        assert_eq!(lines[2], "- test: refund::partial FAILED", "{text}");
+        assert!(fitted[0].report.cut);
+        assert!(fitted[1].report.left_out);
+        // With too little room to show 12 characters of its text, the older
+        // failure is left out, and still nothing goes below.
+        let fitted = fit_sections(&fitted_sections(), 17 + 31 + 14);
+        assert_eq!(fitted[0].report.omitted, 1);
+        assert!(!fitted[0].report.cut);
+        assert!(fitted[1].report.left_out);
+    }
+
+    fn fitted_sections() -> Vec<Section> {
+        vec![
+            Section {
+                name: "failures",
+                heading: "Latest failures:".into(),
+                items: vec![
+                    "- build: error[E0425]: cannot find value `fee` in this scope".into(),
+                    "- test: refund::partial FAILED".into(),
+                ],
+                keep_newest: true,
+            },
+            Section {
+                name: "recent_files",
+                heading: "Recent files:".into(),
+                items: vec!["- src/lib.rs".into()],
+                keep_newest: false,
+            },
+        ]
     }
 }

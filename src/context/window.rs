@@ -16,7 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{MAX_WINDOW_BUDGET_TOKENS, MAX_WINDOW_MESSAGES};
+use super::block::render_block;
+use super::state::WorkingContext;
+use super::{DEFAULT_BLOCK_BUDGET_CHARS, MAX_WINDOW_BUDGET_TOKENS, MAX_WINDOW_MESSAGES};
 
 /// Names the token estimate, so a caller knows what the numbers mean.
 pub const ESTIMATOR: &str = "noggin-chars-v1: ceil(non-CJK characters of the message JSON / 4) \
@@ -442,6 +444,28 @@ fn units(all_links: &[Option<Links>]) -> Vec<usize> {
     (0..all_links.len()).map(|i| root(&mut parent, i)).collect()
 }
 
+/// The working-context block to pin for `request`: whole when the window
+/// has room for it beside the whole history; else cut to the room the
+/// history leaves, but given at least half the window (at about four
+/// characters a token), and never more than the block's default budget.
+pub fn block_to_pin(context: &WorkingContext, request: &WindowRequest) -> Option<String> {
+    let history: usize = request.messages.iter().map(estimate_tokens).sum();
+    let half = request.budget.saturating_mul(2);
+    let free = request.budget.saturating_sub(history).saturating_mul(4);
+    let mut chars = DEFAULT_BLOCK_BUDGET_CHARS.min(half.max(free));
+    loop {
+        let block = render_block(context, chars).block?;
+        let tokens = estimate_tokens(&Value::String(block.clone()));
+        let over = (history + tokens).saturating_sub(request.budget);
+        if over == 0 || chars <= half {
+            return Some(block);
+        }
+        // The estimate counts escapes and wide characters: take off what
+        // went over, down to half the window.
+        chars = chars.saturating_sub(over * 4).max(half);
+    }
+}
+
 /// Cuts a validated history to its budget; `pinned` is a block to pin (its
 /// tokens count against the budget).
 pub fn fit_window(request: &WindowRequest, pinned: Option<String>) -> Window {
@@ -653,6 +677,45 @@ mod tests {
 
     fn openai_result(id: &str) -> Value {
         json!({"role": "tool", "tool_call_id": id, "content": "fn main() {} ".repeat(20)})
+    }
+
+    #[test]
+    fn the_pinned_block_takes_the_room_the_history_leaves() {
+        use crate::context::state::Item;
+        let context = WorkingContext {
+            goals: (0..8)
+                .map(|i| Item {
+                    text: format!("goal number {i}: wire the refund button to the payments API"),
+                    done: false,
+                })
+                .collect(),
+            ..WorkingContext::default()
+        };
+        let whole = render_block(&context, DEFAULT_BLOCK_BUDGET_CHARS)
+            .block
+            .unwrap();
+        let tokens = |b: &str| estimate_tokens(&Value::String(b.to_string()));
+        let short = vec![json!({"role": "user", "content": "do the refund"})];
+        // Room for the whole block beside a short history: all of it, though
+        // it is more than half the window.
+        let budget = tokens(&whole) + estimate_tokens(&short[0]);
+        assert!(whole.chars().count() > budget * 2);
+        let pinned = block_to_pin(&context, &request(short.clone(), budget)).unwrap();
+        assert_eq!(pinned, whole);
+        // A little less room: cut to it, and the window stays in budget.
+        let pinned = block_to_pin(&context, &request(short.clone(), budget - 20)).unwrap();
+        assert!(
+            pinned.ends_with(crate::context::block::BLOCK_FOOTER) && pinned.len() < whole.len()
+        );
+        let window = fit_window(&request(short, budget - 20), Some(pinned));
+        assert!(!window.over_budget, "{:?}", window.tokens);
+        // A long history leaves no room: the block still gets half the
+        // window, about two characters a token of it.
+        let long: Vec<Value> = (0..40)
+            .map(|i| json!({"role": "user", "content": format!("message {i} ").repeat(10)}))
+            .collect();
+        let pinned = block_to_pin(&context, &request(long, 200)).unwrap();
+        assert!(pinned.chars().count() <= 400, "{pinned}");
     }
 
     #[test]
