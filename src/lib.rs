@@ -41,6 +41,7 @@
 //! | memory a live noggin gives back | `memory.rs` |
 //! | who may write a data folder, and for which brain | `index/owner.rs` |
 //! | session events, the working-context block, the pack, the window | `context/` |
+//! | what is stripped from text an agent sends, or shown in a terminal | `text.rs` |
 //! | a pattern of lost context; a transcript format | `trajectory/patterns.rs`; `trajectory/parse.rs` |
 //!
 //! `docs/architecture.md` draws the layers and the data flow.
@@ -59,4 +60,5 @@ mod memory;
 pub mod research;
 pub mod semantic;
 pub mod server;
+pub mod text;
 pub mod trajectory;

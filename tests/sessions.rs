@@ -889,7 +889,12 @@ async fn the_context_command_reads_the_store_beside_a_running_server() {
     post_events(
         &server,
         "cli",
-        &json!([{"type": "user_message", "text": "ship it"}, {"type": "goal", "text": "release 1.0"}]),
+        &json!([
+            {"type": "user_message", "text": "ship it"},
+            {"type": "goal", "text": "release 1.0"},
+            // Coloured build output, and a try at retitling the terminal.
+            {"type": "failure", "kind": "build", "text": "\u{1b}[1;31merror[E0425]\u{1b}[0m: cannot find value `fee`\u{1b}]0;pwned\u{7}"},
+        ]),
     )
     .await;
     let run = |args: &[&str]| {
@@ -914,7 +919,8 @@ async fn the_context_command_reads_the_store_beside_a_running_server() {
     let text = String::from_utf8(out.stdout).expect("UTF-8");
     assert!(
         text.starts_with(
-            "[working-context]\nLast user query:\n  ship it\nGoals:\n- [ ] release 1.0"
+            "[working-context]\nLast user query:\n  ship it\nGoals:\n- [ ] release 1.0\n\
+             Latest failures:\n- build: error[E0425]: cannot find value `fee`\n"
         ),
         "{text}"
     );
@@ -923,6 +929,15 @@ async fn the_context_command_reads_the_store_beside_a_running_server() {
     let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(json["block"].is_null());
     assert_eq!(json["version"], 1);
+    // Nothing fits: stdout stays empty for a script, stderr says why.
+    let out = run(&["--session", "cli", "--budget", "0"]);
+    assert!(out.status.success());
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing fits in 0 characters"));
     let out = run(&["--session", "nobody"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session"));

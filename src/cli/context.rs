@@ -26,11 +26,16 @@ pub fn context(args: ContextArgs) -> anyhow::Result<()> {
         value["updated"] = serde_json::json!(session.updated);
         return super::print_json(&value);
     }
-    let mut out = std::io::stdout().lock();
+    // Only the block goes to stdout (`ctx=$(noggin context …)` gets the
+    // block or nothing); what became of it goes to stderr.
     match &rendered.block {
-        Some(block) => writeln!(out, "{block}")?,
-        None if session.context.is_empty() => writeln!(out, "(the working context is empty)")?,
-        None => writeln!(out, "(nothing fits in {} characters)", args.budget)?,
+        Some(block) => writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            crate::text::printable(block)
+        )?,
+        None if session.context.is_empty() => eprintln!("the working context is empty"),
+        None => eprintln!("nothing fits in {} characters", args.budget),
     }
     for section in rendered
         .sections

@@ -313,13 +313,18 @@ impl Fields<'_> {
         let index = self.index;
         match self.object.get(field) {
             None | Some(Value::Null) => Err(InvalidEvent::MissingField { index, kind, field }),
-            Some(Value::String(s)) if s.trim().is_empty() => {
-                Err(InvalidEvent::Empty { index, field })
+            Some(Value::String(s)) => {
+                // Kept without terminal escapes or control characters: build
+                // output keeps its words, not its colours.
+                let s = crate::text::plain_text(s);
+                if s.trim().is_empty() {
+                    Err(InvalidEvent::Empty { index, field })
+                } else if max != usize::MAX && s.chars().count() > max {
+                    Err(InvalidEvent::TooLong { index, field, max })
+                } else {
+                    Ok(s.into_owned())
+                }
             }
-            Some(Value::String(s)) if max != usize::MAX && s.chars().count() > max => {
-                Err(InvalidEvent::TooLong { index, field, max })
-            }
-            Some(Value::String(s)) => Ok(s.clone()),
             Some(_) => Err(InvalidEvent::WrongType {
                 index,
                 field,
@@ -509,6 +514,19 @@ mod tests {
             "str_replace_based_edit_tool",
             &json!({"command": "str_replace", "path": "a.rs"})
         ));
+    }
+
+    #[test]
+    fn text_is_kept_without_terminal_escapes() {
+        let event = parse_event(
+            0,
+            &json!({"type": "failure", "kind": "build", "text": "\u{1b}[31merror\u{1b}[0m: no `fee`\r\n"}),
+        )
+        .unwrap();
+        assert!(matches!(event, Event::Failure { ref text, .. } if text == "error: no `fee`\n"));
+        // Nothing but escapes is nothing.
+        let empty = parse_event(0, &json!({"type": "goal", "text": "\u{1b}[2K\u{7}"}));
+        assert_eq!(empty.unwrap_err().code(), "empty-field");
     }
 
     #[test]

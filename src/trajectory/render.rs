@@ -103,21 +103,7 @@ pub fn text_report(analysis: &Analysis) -> String {
         "\n{} working-context events to seed a session (--json shows them).",
         analysis.keep.events.len()
     );
-    printable(&out)
-}
-
-/// `text` with control characters (terminal escapes from a hostile
-/// transcript) shown as U+FFFD, newlines and tabs kept.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
+    crate::text::printable(&out).into_owned()
 }
 
 fn plural(n: usize, noun: &str) -> String {
@@ -203,7 +189,7 @@ pub fn html_page(analysis: &Analysis, style: StyleLink) -> String {
     );
     // Terminal escapes of the transcript mean nothing on a page, and a
     // saved page printed with `cat` must not drive the terminal.
-    printable(&out)
+    crate::text::printable(&out).into_owned()
 }
 
 /// Calls per row of the timeline: the picture is scaled to the width of

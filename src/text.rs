@@ -1,0 +1,108 @@
+//! Text from outside (an agent's events, a transcript) made safe to keep
+//! and to show: no terminal escapes, no control characters.
+
+use std::borrow::Cow;
+use std::iter::Peekable;
+use std::str::Chars;
+
+/// `text` as plain text: terminal escape sequences (colours, cursor moves,
+/// window titles) removed, other control characters dropped, line breaks
+/// written `\n`; tabs kept. Build output coloured for a terminal keeps its
+/// words and loses its colours.
+pub fn plain_text(text: &str) -> Cow<'_, str> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' => out.push('\n'),
+            '\u{1b}' => skip_escape(&mut chars),
+            // The one-character form of ESC [.
+            '\u{9b}' => skip_control_sequence(&mut chars),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Skips what follows an ESC: a control sequence (`ESC [ … m`), a string
+/// (`ESC ] … BEL`, a window title or a link), or one character.
+fn skip_escape(chars: &mut Peekable<Chars<'_>>) {
+    match chars.next() {
+        Some('[') => skip_control_sequence(chars),
+        Some(']' | 'P' | 'X' | '^' | '_') => {
+            // Ends at BEL or at ESC \.
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Parameters and intermediates (0x20–0x3F), then one final byte.
+fn skip_control_sequence(chars: &mut Peekable<Chars<'_>>) {
+    while chars.next_if(|c| (' '..='?').contains(c)).is_some() {}
+    chars.next_if(|c| ('@'..='~').contains(c));
+}
+
+/// `text` for a terminal: control characters (terminal escapes from a
+/// hostile source) shown as U+FFFD, newlines and tabs kept.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    let shown = |c: char| !c.is_control() || c == '\n' || c == '\t';
+    if text.chars().all(shown) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if shown(c) { c } else { '\u{FFFD}' })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_control_characters_are_removed() {
+        let cases = [
+            ("plain text\twith a tab\n", "plain text\twith a tab\n"),
+            (
+                "\u{1b}[1m\u{1b}[31merror[E0425]\u{1b}[0m: cannot find value",
+                "error[E0425]: cannot find value",
+            ),
+            ("\u{1b}]0;pwned\u{7}title gone", "title gone"),
+            (
+                "\u{1b}]8;;http://evil\u{1b}\\link\u{1b}]8;;\u{1b}\\",
+                "link",
+            ),
+            ("erase\u{1b}[2K line", "erase line"),
+            ("crlf\r\nline\rover", "crlf\nline\nover"),
+            ("nul\u{0}bell\u{7}", "nulbell"),
+            ("\u{9b}31mred", "red"),
+            ("cut at the end \u{1b}[", "cut at the end "),
+            ("두뇌 🚀", "두뇌 🚀"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(plain_text(raw), want, "{raw:?}");
+        }
+        assert!(matches!(plain_text("as is"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn printable_text_shows_controls_as_replacement_characters() {
+        assert_eq!(printable("a\u{1b}[31mb\nc\t"), "a\u{FFFD}[31mb\nc\t");
+        assert!(matches!(printable("as is\n"), Cow::Borrowed(_)));
+    }
+}
