@@ -103,7 +103,7 @@ pub fn text_report(analysis: &Analysis) -> String {
         "\n{} working-context events to seed a session (--json shows them).",
         analysis.keep.events.len()
     );
-    crate::text::printable(&out).into_owned()
+    crate::text::plain_text(&out).into_owned()
 }
 
 fn plural(n: usize, noun: &str) -> String {
@@ -189,7 +189,7 @@ pub fn html_page(analysis: &Analysis, style: StyleLink) -> String {
     );
     // Terminal escapes of the transcript mean nothing on a page, and a
     // saved page printed with `cat` must not drive the terminal.
-    crate::text::printable(&out).into_owned()
+    crate::text::plain_text(&out).into_owned()
 }
 
 /// Calls per row of the timeline: the picture is scaled to the width of
