@@ -237,6 +237,79 @@ pub fn strip_comments(body: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// How user text writes a `%` that would start a comment mark: a markdown
+/// character reference, shown and indexed as `%`, never a comment.
+pub const ESCAPED_PERCENT: &str = "&#37;";
+
+/// `text` (lines without code fences: the knowledge notes escape those)
+/// with every `%` that starts a comment mark outside inline code written
+/// [`ESCAPED_PERCENT`], so that no `%%` of it hides the rest of the note.
+pub fn escape_comment_marks(text: &str) -> Cow<'_, str> {
+    if !text.contains(COMMENT) {
+        return Cow::Borrowed(text);
+    }
+    map_outside_code(text, |piece, out| {
+        let mut chars = piece.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '%' && chars.peek() == Some(&'%') {
+                out.push_str(ESCAPED_PERCENT);
+            } else {
+                out.push(c);
+            }
+        }
+    })
+}
+
+/// Reads back [`escape_comment_marks`]: [`ESCAPED_PERCENT`] outside inline
+/// code is a `%`, as markdown shows it.
+pub fn unescape_comment_marks(text: &str) -> Cow<'_, str> {
+    if !text.contains(ESCAPED_PERCENT) {
+        return Cow::Borrowed(text);
+    }
+    map_outside_code(text, |piece, out| {
+        out.push_str(&piece.replace(ESCAPED_PERCENT, "%"));
+    })
+}
+
+/// `text` with `f` applied to what lies outside inline code spans (read as
+/// [`strip_comments`] reads them: a backtick run opens a span when the same
+/// run follows on its line).
+fn map_outside_code(text: &str, mut f: impl FnMut(&str, &mut String)) -> Cow<'static, str> {
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        let bytes = line.as_bytes();
+        let mut code_span: Option<usize> = None;
+        let mut plain_from = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'`' {
+                i += 1;
+                continue;
+            }
+            let n = bytes[i..].iter().take_while(|&&b| b == b'`').count();
+            match code_span {
+                None if line[i + n..].contains(&line[i..i + n]) => {
+                    f(&line[plain_from..i], &mut out);
+                    code_span = Some(n);
+                    plain_from = i;
+                }
+                Some(open) if open == n => {
+                    out.push_str(&line[plain_from..i + n]);
+                    code_span = None;
+                    plain_from = i + n;
+                }
+                _ => {}
+            }
+            i += n;
+        }
+        match code_span {
+            Some(_) => out.push_str(&line[plain_from..]),
+            None => f(&line[plain_from..], &mut out),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Parses a note's source text; `path` is its path relative to the brain.
 pub fn parse_note(path: &str, src: &str) -> Note {
     let src = nfc(src.strip_prefix('\u{feff}').unwrap_or(src));

@@ -25,7 +25,10 @@
 //! character, also inside block quotes, list items and footnotes; a line that
 //! already has backslashes there gets one more, so reading back removes exactly
 //! one and gives the original text. A question that ends in `#`s (which
-//! markdown would drop as a closing sequence) is escaped the same way.
+//! markdown would drop as a closing sequence) is escaped the same way. A `%`
+//! that would start an Obsidian comment mark (`%%`, which hides the rest of
+//! the note) outside inline code is written `&#37;`, which markdown shows as
+//! `%`.
 //!
 //! Reading uses pulldown-cmark with the options the index uses, so a heading
 //! here is a heading for [`crate::brain::parse_note`] too.
@@ -36,7 +39,9 @@ use chrono::NaiveDate;
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::brain::parse::{markdown_options, split_frontmatter};
+use crate::brain::parse::{
+    escape_comment_marks, markdown_options, split_frontmatter, unescape_comment_marks,
+};
 
 /// Characters of the prompt that make up the note's title.
 pub const TITLE_CHARS: usize = 50;
@@ -107,8 +112,8 @@ pub fn render_note(date: NaiveDate, prompt: &str, entries: &[Entry]) -> String {
         "---\ncreated: {date}\ntags: [alignment-knowledge]\n---\n# {title}\n\n\
          > Provided by the user while clarifying a request on {date}.\n\n\
          ## {REQUEST_HEADING}\n{request}\n\n## {CONFIRMED_HEADING}\n{entries}",
-        title = escape_heading_text(&title(prompt)),
-        request = escape_block(prompt),
+        title = escape_heading_text(&escape_comment_marks(&title(prompt))),
+        request = escape_comment_marks(&escape_block(prompt)),
         entries = render_entries(entries),
     )
 }
@@ -128,8 +133,8 @@ fn render_entries(entries: &[Entry]) -> String {
         .map(|e| {
             format!(
                 "### {QUESTION_PREFIX} {}\n{}\n",
-                escape_heading_text(&e.question),
-                escape_block(&e.answer)
+                escape_heading_text(&escape_comment_marks(&e.question)),
+                escape_comment_marks(&escape_block(&e.answer))
             )
         })
         .collect::<Vec<_>>()
@@ -200,8 +205,9 @@ pub fn read_entries(src: &str) -> Vec<Entry> {
             .get(i + 1)
             .map_or(src.len(), |next| next.lines.start);
         entries.push(Entry {
-            question: question.trim().to_string(),
-            answer: unescape_block(&src[heading.lines.end..end]),
+            question: unescape_comment_marks(question.trim()).into_owned(),
+            answer: unescape_comment_marks(&unescape_block(&src[heading.lines.end..end]))
+                .into_owned(),
         });
     }
     entries
@@ -212,7 +218,7 @@ pub fn read_entries(src: &str) -> Vec<Entry> {
 pub fn read_request(src: &str) -> Option<String> {
     let doc = Document::read(src);
     doc.section(2, REQUEST_HEADING)
-        .map(|section| unescape_block(&src[section.body]))
+        .map(|section| unescape_comment_marks(&unescape_block(&src[section.body])).into_owned())
 }
 
 /// A heading of a note with the byte range of its source lines.
@@ -593,6 +599,48 @@ mod tests {
         assert_eq!(parsed.title, "# prompt ## Confirmed information ---");
     }
 
+    #[test]
+    fn comment_marks_in_user_text_hide_nothing() {
+        let prompt = "Set up the notes vault the way the team likes it, with %% comments";
+        let entries = [
+            entry(
+                "What does %% do in notes?",
+                "Start the comment with %% and it hides text.",
+            ),
+            entry(
+                "Where is the staging database?",
+                "stagingdbhost-7, and `50%%` in code stays",
+            ),
+        ];
+        let note = render_note(date(), prompt, &entries);
+        assert!(!note.replace("`50%%`", "").contains("%%"), "{note}");
+        assert_eq!(read_entries(&note), entries);
+        assert_eq!(read_request(&note).as_deref(), Some(prompt));
+        let parsed = parse_note("n.md", &note);
+        let text: String = parsed
+            .sections
+            .iter()
+            .map(|s| format!("{} | {}\n", s.heading, s.text))
+            .collect();
+        assert!(
+            text.contains(
+                "Q. What does %% do in notes? | Start the comment with %% and it hides text."
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("stagingdbhost-7, and `50%%` in code stays")
+                || text.contains("stagingdbhost-7, and 50%% in code stays"),
+            "{text}"
+        );
+        let appended = append_entries(&note, &[entry("Is %% a comment?", "Yes, %% starts one.")]);
+        assert_eq!(read_entries(&appended).len(), 3);
+        assert!(parse_note("n.md", &appended)
+            .sections
+            .iter()
+            .any(|s| s.text.contains("Yes, %% starts one.")));
+    }
+
     /// Random lines built from markdown's structural pieces: whatever the
     /// answer, the note reads back into exactly the entries written.
     #[test]
@@ -600,7 +648,7 @@ mod tests {
         let pieces = [
             "#", "##", "###", "Q.", " ", "  ", "    ", "\t", ">", "-", "+", "*", "1.", "2)", "=",
             "---", "```", "~~~", "<", "<div>", "<!--", "-->", "\\", "[^x]:", "text", "|",
-            "[[link]]", "`", "\n", "\n", "\n",
+            "[[link]]", "`", "%%", "%", "\n", "\n", "\n",
         ];
         const ROUNDS: usize = 2000;
         let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -627,7 +675,13 @@ mod tests {
                 "Confirmed information › Q. first?",
                 "Confirmed information › Q. second?",
             ];
-            for section in parse_note("n.md", &note).sections {
+            let sections = parse_note("n.md", &note).sections;
+            // No comment mark of the answer hides what follows it.
+            assert!(
+                sections.iter().any(|s| s.text.contains("plain answer")),
+                "answer {answer:?}\nnote:\n{note}"
+            );
+            for section in sections {
                 assert!(
                     section.heading.is_empty() || allowed.contains(&section.heading.as_str()),
                     "forged heading {:?} from answer {answer:?}",
