@@ -70,6 +70,19 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     )
 }
 
+/// `text` on one line of a terminal (a path, a title): every control
+/// character, line breaks included, shown as U+FFFD.
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +117,9 @@ mod tests {
     fn printable_text_shows_controls_as_replacement_characters() {
         assert_eq!(printable("a\u{1b}[31mb\nc\t"), "a\u{FFFD}[31mb\nc\t");
         assert!(matches!(printable("as is\n"), Cow::Borrowed(_)));
+        assert_eq!(
+            one_line("a\nFAKE\u{1b}]0;x\u{7}.md"),
+            "a\u{FFFD}FAKE\u{FFFD}]0;x\u{FFFD}.md"
+        );
     }
 }

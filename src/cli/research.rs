@@ -5,6 +5,7 @@ use std::io::Write;
 use crate::app::Noggin;
 use crate::config::ResearchCmdArgs;
 use crate::research::ResearchRequest;
+use crate::text::{one_line, printable};
 
 pub fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
     let config = args.core()?;
@@ -24,10 +25,15 @@ pub fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
     super::say_if_indexing(response.indexing);
     let marker = &config.knowledge.marker;
     let mut out = std::io::stdout().lock();
+    // Notes may hold terminal escapes; none reaches the terminal.
     for answered in &response.answered {
-        writeln!(out, "{}", answered.question)?;
-        writeln!(out, "  {marker}{}", answered.answer)?;
-        let sources: Vec<&str> = answered.evidence.iter().map(|e| e.path.as_str()).collect();
+        writeln!(out, "{}", one_line(&answered.question))?;
+        writeln!(out, "  {marker}{}", printable(&answered.answer))?;
+        let sources: Vec<String> = answered
+            .evidence
+            .iter()
+            .map(|e| one_line(&e.path).into_owned())
+            .collect();
         writeln!(
             out,
             "  confidence {:.2}; from {}",
@@ -35,14 +41,19 @@ pub fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
             sources.join(", ")
         )?;
         for old in &answered.superseded {
-            writeln!(out, "  (replaces \"{}\" from {})", old.answer, old.path)?;
+            writeln!(
+                out,
+                "  (replaces \"{}\" from {})",
+                printable(&old.answer),
+                one_line(&old.path)
+            )?;
         }
         writeln!(out)?;
     }
     if !response.unanswered.is_empty() {
         writeln!(out, "Still open, for the user:")?;
         for open in &response.unanswered {
-            writeln!(out, "  - {}", open.question)?;
+            writeln!(out, "  - {}", one_line(&open.question))?;
         }
     }
     Ok(())

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::app::{CoreConfig, Noggin, SearchRequest};
 use crate::config::SearchArgs;
+use crate::text::one_line;
 
 pub fn search(args: SearchArgs) -> anyhow::Result<()> {
     let app = Noggin::open_once(&CoreConfig::reading(args.brain), true)?;
@@ -32,11 +33,11 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "{}{}  ({:.2})\n  {}\n  {}\n",
-            hit.title,
-            heading,
+            one_line(&hit.title),
+            one_line(&heading),
             hit.score,
-            hit.path,
-            plain_snippet(&hit.snippet)
+            one_line(&hit.path),
+            one_line(&plain_snippet(&hit.snippet))
         )?;
     }
     Ok(())
