@@ -395,6 +395,55 @@ fn a_missing_brain_is_a_clear_error() {
 }
 
 #[test]
+fn bad_input_is_refused_in_the_words_of_the_flags_and_makes_no_index() {
+    let brain = TestBrain::sample();
+    let long = "y".repeat(10_001);
+    let cases: [(&[&str], &str); 4] = [
+        (&["search", ""], "the search query is empty"),
+        (
+            &["remember", "--prompt", "p", "-q", "x?", "-a", &long],
+            "the answer to question 1 is 10001 characters long",
+        ),
+        (
+            &[
+                "remember",
+                "--prompt",
+                "p",
+                "-q",
+                "a\tb?",
+                "-a",
+                "an answer long enough",
+            ],
+            "question 1 contains a control character",
+        ),
+        (
+            &["analyze", "/no/such/file", "--read-share", "2"],
+            "--read-share must be between 0 and 1",
+        ),
+    ];
+    for (args, said) in cases {
+        let output = run(noggin()
+            .args(&args[..1])
+            .args(
+                ["--brain", path_arg(&brain)]
+                    .iter()
+                    .filter(|_| args[0] != "analyze"),
+            )
+            .args(&args[1..]));
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            stderr(&output).contains(said),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            !brain.path().join(".noggin").exists(),
+            "{args:?} made an index"
+        );
+    }
+}
+
+#[test]
 fn the_project_context_flag_takes_a_note_of_the_brain_and_nothing_else() {
     let brain = TestBrain::sample();
     let outside = tempfile::NamedTempFile::new().expect("a file outside the brain");

@@ -112,6 +112,30 @@ pub struct SearchRequest {
     pub tag: Option<String>,
 }
 
+impl SearchRequest {
+    /// Checks the query and the limit, before anything is opened.
+    pub fn validate(&self) -> Result<(), Error> {
+        let q = self.q.trim();
+        if q.is_empty() {
+            return Err(Error::invalid("empty-query", "the search query is empty"));
+        }
+        if q.chars().count() > MAX_QUERY_CHARS {
+            return Err(Error::invalid(
+                "query-too-long",
+                format!("the search query is over {MAX_QUERY_CHARS} characters"),
+            ));
+        }
+        let limit = self.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+        if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
+            return Err(Error::invalid(
+                "invalid-limit",
+                format!("limit must be between 1 and {MAX_SEARCH_LIMIT}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A `limit` that is not a whole number ("abc", "-1", 2.5) reads as 0, so
 /// that it is refused as `invalid-limit` like any other limit out of range
 /// rather than as a query that cannot be read.
@@ -409,23 +433,9 @@ impl Noggin {
 
     /// Ranked notes for a query.
     pub async fn search(&self, request: SearchRequest) -> Result<SearchResults, Error> {
+        request.validate()?;
         let q = request.q.trim().to_string();
-        if q.is_empty() {
-            return Err(Error::invalid("empty-query", "the search query is empty"));
-        }
-        if q.chars().count() > MAX_QUERY_CHARS {
-            return Err(Error::invalid(
-                "query-too-long",
-                format!("the search query is over {MAX_QUERY_CHARS} characters"),
-            ));
-        }
         let limit = request.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
-        if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
-            return Err(Error::invalid(
-                "invalid-limit",
-                format!("limit must be between 1 and {MAX_SEARCH_LIMIT}"),
-            ));
-        }
         let filter = SearchFilter {
             folder: request.folder.filter(|f| !f.trim().is_empty()),
             tag: request.tag.filter(|t| !t.trim().is_empty()),

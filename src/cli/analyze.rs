@@ -9,6 +9,10 @@ use crate::config::AnalyzeArgs;
 use crate::trajectory::{self, render};
 
 pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<()> {
+    // A bad flag is said as one, before any file is read.
+    args.thresholds
+        .validate_flags()
+        .map_err(anyhow::Error::msg)?;
     let bytes = trajectory::read_input(&args.file, args.max_bytes)?;
     let analysis = trajectory::analyze(&bytes, &args.thresholds)
         .with_context(|| format!("cannot analyse {:?}", args.file))?;

@@ -8,6 +8,16 @@ use crate::config::RememberArgs;
 pub fn remember(args: RememberArgs) -> anyhow::Result<()> {
     let pairs = args.pairs()?;
     let config = args.core()?;
+    // Bad answers are refused before the index is opened (or made).
+    let given: Vec<crate::knowledge::Answer> = pairs
+        .iter()
+        .map(|p| crate::knowledge::Answer {
+            question: p.question.clone(),
+            answer: p.answer.clone(),
+            source: p.source.clone(),
+        })
+        .collect();
+    crate::knowledge::check(&args.prompt, &given)?;
     let app = Noggin::open_once(&config, false)?;
     let request = RememberRequest {
         prompt: Some(args.prompt),

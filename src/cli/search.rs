@@ -7,13 +7,15 @@ use crate::config::SearchArgs;
 use crate::text::one_line;
 
 pub fn search(args: SearchArgs) -> anyhow::Result<()> {
-    let app = Noggin::open_once(&CoreConfig::reading(args.brain), true)?;
     let request = SearchRequest {
         q: args.query.join(" "),
         limit: Some(args.limit.into()),
         folder: args.folder,
         tag: args.tag,
     };
+    // A bad query is refused before the index is opened (or made).
+    request.validate()?;
+    let app = Noggin::open_once(&CoreConfig::reading(args.brain), true)?;
     let results = super::runtime()?.block_on(app.search(request))?;
     if args.json {
         return super::print_json(&results);

@@ -38,14 +38,15 @@ pub enum Error {
     EmptyPrompt,
     #[error("the prompt is {chars} characters long; at most {MAX_PROMPT_CHARS} are accepted")]
     PromptTooLong { chars: usize },
-    #[error("{count} answers in one request; at most {MAX_ANSWERS} are accepted")]
+    #[error("{count} answers at once; at most {MAX_ANSWERS} are accepted")]
     TooManyAnswers { count: usize },
-    #[error("qa[{index}].question contains a control character; a question is one line")]
+    #[error("question {} contains a control character; a question is one line", index + 1)]
     ControlCharacter { index: usize },
-    #[error("qa[{index}].question is {chars} characters long; at most {MAX_QUESTION_CHARS} are accepted")]
+    #[error("question {} is {chars} characters long; at most {MAX_QUESTION_CHARS} are accepted", index + 1)]
     QuestionTooLong { index: usize, chars: usize },
     #[error(
-        "qa[{index}].answer is {chars} characters long; at most {MAX_ANSWER_CHARS} are accepted"
+        "the answer to question {} is {chars} characters long; at most {MAX_ANSWER_CHARS} are accepted",
+        index + 1
     )]
     AnswerTooLong { index: usize, chars: usize },
     #[error("the answers cannot be written without changing the structure of the note")]
@@ -351,7 +352,9 @@ pub fn is_out_of_descriptors(error: &std::io::Error) -> bool {
 }
 
 /// Refuses bad input as a whole; returns the cleaned prompt.
-fn check(prompt: &str, answers: &[Answer]) -> Result<String, Error> {
+/// Checks a request to write answers, before anything is opened or
+/// written; returns the cleaned prompt.
+pub fn check(prompt: &str, answers: &[Answer]) -> Result<String, Error> {
     let chars = prompt.chars().count();
     if chars > MAX_PROMPT_CHARS {
         return Err(Error::PromptTooLong { chars });

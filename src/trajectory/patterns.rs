@@ -84,11 +84,22 @@ const LEAST_REPEATED_FAILURES: usize = 2;
 const LEAST_AFTER_COMPACTION_CALLS: usize = 1;
 
 impl Thresholds {
-    /// Checks the thresholds make sense; the message names the one that does not.
+    /// Checks the thresholds make sense; the message names the one that
+    /// does not as a query parameter (`max_greps`).
     pub fn validate(&self) -> Result<(), String> {
+        self.check(|name| name.to_string())
+    }
+
+    /// [`Thresholds::validate`], naming the threshold as a flag (`--max-greps`).
+    pub fn validate_flags(&self) -> Result<(), String> {
+        self.check(|name| format!("--{}", name.replace('_', "-")))
+    }
+
+    fn check(&self, named: impl Fn(&str) -> String) -> Result<(), String> {
         if !(0.0..=1.0).contains(&self.read_share) {
             return Err(format!(
-                "read_share must be between 0 and 1, not {}",
+                "{} must be between 0 and 1, not {}",
+                named("read_share"),
                 self.read_share
             ));
         }
@@ -119,7 +130,8 @@ impl Thresholds {
         for (name, value, least) in counts {
             if !(least..=MAX_THRESHOLD).contains(&value) {
                 return Err(format!(
-                    "{name} must be between {least} and {MAX_THRESHOLD}, not {value}"
+                    "{} must be between {least} and {MAX_THRESHOLD}, not {value}",
+                    named(name)
                 ));
             }
         }
@@ -962,6 +974,18 @@ mod tests {
     #[test]
     fn thresholds_are_checked_and_tunable() {
         assert!(Thresholds::default().validate().is_ok());
+        let two = Thresholds {
+            read_share: 2.0,
+            ..Thresholds::default()
+        };
+        assert_eq!(
+            two.validate().unwrap_err(),
+            "read_share must be between 0 and 1, not 2"
+        );
+        assert_eq!(
+            two.validate_flags().unwrap_err(),
+            "--read-share must be between 0 and 1, not 2"
+        );
         let bad = Thresholds {
             read_share: 1.5,
             ..Thresholds::default()
