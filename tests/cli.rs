@@ -548,6 +548,43 @@ fn serve_stops_cleanly_on_sigterm() {
 }
 
 #[test]
+fn beside_a_server_that_does_not_follow_the_brain_remember_and_index_say_so() {
+    let brain = TestBrain::sample();
+    let mut serve = Serve::start(
+        noggin()
+            .args(["serve", "--brain", path_arg(&brain), "--no-model"])
+            .args(["--addr", "127.0.0.1:0", "--watch", "off"]),
+    );
+    let output = run(noggin().args([
+        "remember",
+        "--brain",
+        path_arg(&brain),
+        "--prompt",
+        "Unwatched",
+        "-q",
+        "Who waters the plants?",
+        "-a",
+        "Mira, every Monday morning.",
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stdout(&output);
+    assert!(
+        said.contains("not indexed yet")
+            && said.contains("does not follow the brain (--watch off)")
+            && !said.contains("within a second"),
+        "{said}"
+    );
+    let output = run(noggin().args(["index", "--brain", path_arg(&brain)]));
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("does not follow the brain (--watch off)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(serve.terminate().success());
+}
+
+#[test]
 fn serve_stops_cleanly_on_sigterm_sent_as_soon_as_it_says_where_it_serves() {
     // The moment a supervisor can know the server is up is the moment it may
     // stop it: the signal must be heard from then on, not from the accept

@@ -545,7 +545,7 @@ async fn an_index_deleted_while_serving_is_made_again() {
         );
         let holder = noggin::index::holder(&brain.data_dir());
         assert_eq!(
-            holder.map(|h| (h.pid, h.watching)),
+            holder.map(|h| (h.pid, h.follows.is_live())),
             Some((std::process::id(), true)),
             "after deleting {folder:?}"
         );

@@ -38,7 +38,7 @@ use crate::config::BrainArgs;
 use crate::context::sessions::SessionStore;
 use crate::context::state::Confirmed;
 use crate::index::search::rfc3339;
-use crate::index::{Hit, Index, Progress, ReconcileReport, SearchFilter};
+use crate::index::{Follows, Hit, Index, Progress, ReconcileReport, SearchFilter};
 use crate::knowledge::{self, Knowledge, Outcome};
 use crate::limits::{DEFAULT_SEARCH_LIMIT, MAX_NOTE_PATH_CHARS, MAX_QUERY_CHARS, MAX_SEARCH_LIMIT};
 use crate::research::{
@@ -291,9 +291,13 @@ impl Noggin {
             }
         });
         let watcher = watch_brain(index.brain(), watch, poll_interval, sink);
-        // What `noggin remember` and the like tell the user: this process
-        // indexes what they write.
-        index.declare_owner(true);
+        // What `noggin remember` and the like tell the user: whether (and
+        // how soon) this process indexes what they write.
+        index.declare_owner(match watch {
+            WatchMode::Auto => Follows::Events,
+            WatchMode::Poll => Follows::Polling(poll_interval.as_millis() as u64),
+            WatchMode::Off => Follows::Nothing,
+        });
         index.request_reconcile()?;
         let sessions = SessionStore::open(index.data_dir())?;
         let semantic = Semantic::start(&index, config.model_dir.clone());
@@ -416,7 +420,11 @@ impl Noggin {
         if self.inner.index.is_read_only() {
             let brain = self.brain();
             match crate::index::holder(self.inner.index.data_dir()) {
-                Some(held) if held.watching => {
+                Some(held) if held.follows == Follows::Nothing => anyhow::bail!(
+                    "{held} holds the index of {brain:?} and does not follow the brain \
+                     (--watch off): stop it, or start it again, to index the brain"
+                ),
+                Some(held) if held.follows.is_live() => {
                     anyhow::bail!("{held} holds the index of {brain:?} and keeps it up to date")
                 }
                 Some(held) => anyhow::bail!(
@@ -666,13 +674,23 @@ impl Noggin {
 /// that are true: who holds the index and when the note will be indexed.
 fn not_indexed_here(data_dir: &Path) -> String {
     match crate::index::holder(data_dir) {
-        Some(held) if held.watching => {
-            format!("{held} holds the index; its watcher indexes the note within a second")
-        }
-        Some(held) => format!(
-            "{held} is writing the index; the next `noggin index` or \
-             `noggin serve` indexes the note"
-        ),
+        Some(held) => match held.follows {
+            Follows::Events => {
+                format!("{held} holds the index; its watcher indexes the note within a second")
+            }
+            Follows::Polling(ms) => format!(
+                "{held} holds the index; it looks for changed notes every {ms} ms and \
+                 indexes the note then"
+            ),
+            Follows::Nothing => format!(
+                "{held} holds the index and does not follow the brain (--watch off): the \
+                 note is indexed when it starts again"
+            ),
+            Follows::Once => format!(
+                "{held} is writing the index; the next `noggin index` or `noggin serve` \
+                 indexes the note"
+            ),
+        },
         None => "another noggin process was writing the index; the next `noggin index` or \
                  `noggin serve` indexes the note"
             .to_string(),

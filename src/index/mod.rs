@@ -24,7 +24,7 @@ use serde::Serialize;
 use tantivy::{IndexReader, ReloadPolicy};
 
 pub use corpus::Corpus;
-pub use owner::{holder, Holder};
+pub use owner::{holder, Follows, Holder};
 pub use schema::{Fields, SCHEMA_VERSION};
 pub use search::{folder_key, Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
 use writer::Manifest;
@@ -357,11 +357,11 @@ impl Index {
         &self.inner.data_dir
     }
 
-    /// Tells other processes whether the holder of the index follows the
-    /// brain, and so indexes the notes they write.
-    pub fn declare_owner(&self, watching: bool) {
+    /// Tells other processes how the holder of the index follows the brain,
+    /// and so whether it indexes the notes they write.
+    pub fn declare_owner(&self, follows: Follows) {
         if let Some(owner) = &self.inner.owner {
-            owner.declare(watching);
+            owner.declare(follows);
         }
     }
 

@@ -15,7 +15,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use super::Error;
@@ -31,7 +30,50 @@ pub(super) struct OwnerLock {
     /// Another file once the data folder was deleted or replaced
     /// ([`OwnerLock::take_again`]).
     file: Mutex<File>,
-    watching: AtomicBool,
+    follows: Mutex<Follows>,
+}
+
+/// How the holder of an index follows the brain, and so whether (and how
+/// soon) it indexes the notes others write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follows {
+    /// A one-shot command: it follows nothing.
+    Once,
+    /// A live noggin told of every change: within a second.
+    Events,
+    /// A live noggin that looks every so many milliseconds.
+    Polling(u64),
+    /// A live noggin that does not follow the brain (`--watch off`).
+    Nothing,
+}
+
+impl Follows {
+    /// The word the lock file keeps.
+    fn word(self) -> String {
+        match self {
+            Follows::Once => "once".into(),
+            Follows::Events => "watching".into(),
+            Follows::Polling(ms) => format!("polling-{ms}"),
+            Follows::Nothing => "unwatched".into(),
+        }
+    }
+
+    fn from_word(word: &str) -> Follows {
+        match word {
+            "watching" => Follows::Events,
+            "unwatched" => Follows::Nothing,
+            _ => word
+                .strip_prefix("polling-")
+                .and_then(|ms| ms.parse().ok())
+                .map_or(Follows::Once, Follows::Polling),
+        }
+    }
+
+    /// True for a live noggin (serve, mcp), which keeps the index whether or
+    /// not it follows the brain.
+    pub fn is_live(self) -> bool {
+        self != Follows::Once
+    }
 }
 
 impl Drop for OwnerLock {
@@ -55,20 +97,20 @@ impl OwnerLock {
             data_dir: data_dir.to_path_buf(),
             brain: brain.to_path_buf(),
             file: Mutex::new(lock_file(data_dir)?),
-            watching: AtomicBool::new(false),
+            follows: Mutex::new(Follows::Once),
         };
-        lock.declare(false);
+        lock.declare(Follows::Once);
         Ok(lock)
     }
 
-    /// Says who holds the lock, for the messages of the others: `watching`
-    /// when this process follows the brain (and so indexes what others write).
-    pub(super) fn declare(&self, watching: bool) {
-        self.watching.store(watching, Ordering::Relaxed);
+    /// Says who holds the lock and how it follows the brain, for the
+    /// messages of the others.
+    pub(super) fn declare(&self, follows: Follows) {
+        *self.follows.lock().expect("owner lock poisoned") = follows;
         let file = self.file.lock().expect("owner lock poisoned");
         let mut file = &*file;
         let command = std::env::args().nth(1).unwrap_or_default();
-        let mode = if watching { "watching" } else { "once" };
+        let mode = follows.word();
         let _ = file
             .set_len(0)
             .and_then(|()| std::io::Seek::rewind(&mut file))
@@ -92,7 +134,8 @@ impl OwnerLock {
         let _ = held.set_len(0);
         *held = lock_file(&self.data_dir)?;
         drop(held);
-        self.declare(self.watching.load(Ordering::Relaxed));
+        let follows = *self.follows.lock().expect("owner lock poisoned");
+        self.declare(follows);
         Ok(())
     }
 }
@@ -122,8 +165,8 @@ fn lock_file(data_dir: &Path) -> Result<File, Error> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     pub pid: u32,
-    /// The holder follows the brain: it indexes notes others write.
-    pub watching: bool,
+    /// How the holder follows the brain.
+    pub follows: Follows,
     /// Its subcommand, e.g. `serve`.
     pub command: String,
     /// The brain it holds the index for (unknown from an older noggin).
@@ -150,12 +193,12 @@ pub fn holder(data_dir: &Path) -> Option<Holder> {
     let mut lines = text.lines();
     let mut words = lines.next()?.trim().splitn(3, ' ');
     let pid = words.next()?.parse().ok()?;
-    let watching = words.next()? == "watching";
+    let follows = Follows::from_word(words.next()?);
     let command = words.next().unwrap_or_default().to_string();
     let brain = lines.next().filter(|l| !l.is_empty()).map(PathBuf::from);
     Some(Holder {
         pid,
-        watching,
+        follows,
         command,
         brain,
     })
@@ -176,10 +219,15 @@ mod tests {
             Err(Error::Locked(_))
         ));
         let held = holder(dir.path()).expect("a holder");
-        assert_eq!((held.pid, held.watching), (std::process::id(), false));
+        assert_eq!(
+            (held.pid, held.follows),
+            (std::process::id(), Follows::Once)
+        );
         assert_eq!(held.brain.as_deref(), Some(brain));
-        first.declare(true);
-        assert!(holder(dir.path()).expect("a holder").watching);
+        for follows in [Follows::Events, Follows::Polling(2000), Follows::Nothing] {
+            first.declare(follows);
+            assert_eq!(holder(dir.path()).expect("a holder").follows, follows);
+        }
         drop(first);
         assert_eq!(holder(dir.path()), None);
         assert!(OwnerLock::try_acquire(dir.path(), brain).is_ok());
