@@ -444,6 +444,32 @@ fn bad_input_is_refused_in_the_words_of_the_flags_and_makes_no_index() {
 }
 
 #[test]
+fn an_answer_saved_into_a_note_over_the_size_limit_is_not_called_searchable() {
+    let brain = TestBrain::sample();
+    let answer = "The capybara enclosure opens at nine, after the keepers clean it. ".repeat(4);
+    let output = run(noggin().args([
+        "remember",
+        "--brain",
+        path_arg(&brain),
+        "--max-note-bytes",
+        "300",
+        "--prompt",
+        "Zoo",
+        "-q",
+        "When does the enclosure open?",
+        "-a",
+        &answer,
+    ]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stdout(&output);
+    assert!(
+        said.contains("not indexed yet") && said.contains("(--max-note-bytes)"),
+        "{said}"
+    );
+    assert!(!said.contains("searchable now"), "{said}");
+}
+
+#[test]
 fn the_project_context_flag_takes_a_note_of_the_brain_and_nothing_else() {
     let brain = TestBrain::sample();
     let outside = tempfile::NamedTempFile::new().expect("a file outside the brain");

@@ -523,8 +523,19 @@ impl Noggin {
         } else {
             // The answers are safely on disk; if indexing fails the watcher
             // or the next reconcile picks the note up, so the save stands.
-            match self.inner.index.sync_paths(paths).await {
-                Ok(()) => None,
+            match self.inner.index.sync_paths(paths.clone()).await {
+                // A note over the size limit is on disk, and no note of the
+                // index.
+                Ok(()) => paths.iter().find_map(|path| {
+                    let size = std::fs::metadata(self.brain().join(path)).ok()?.len();
+                    (size > self.inner.max_note_bytes).then(|| {
+                        format!(
+                            "{path} is {size} bytes, over the {} a note may have \
+                             (--max-note-bytes)",
+                            self.inner.max_note_bytes
+                        )
+                    })
+                }),
                 Err(error) => {
                     tracing::error!(%error, "a saved note could not be indexed right away");
                     Some(format!("indexing failed: {error}"))
