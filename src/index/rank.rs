@@ -565,22 +565,35 @@ pub(super) enum Clause {
 /// segment's index of the path field: the paths that start with "folder/",
 /// which sort between it and "folder0" ('0' follows '/'). The index keeps
 /// no folder field: the ancestors of every passage cost a cold index 4–7%
-/// of its CPU on a brain of nested folders.
+/// of its CPU on a brain of nested folders. A folder is looked for written
+/// composed (NFC) and decomposed (NFD, as macOS names files), so `Café`
+/// typed finds the notes of a folder synced from a Mac, and the other way
+/// round.
 pub(super) fn paths_under(
     paths: &InvertedIndexReader,
     folder: &str,
     mut each: impl FnMut(&TermInfo) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let from = format!("{folder}/");
-    let to = format!("{folder}0");
-    let mut under = paths
-        .terms()
-        .range()
-        .ge(from.as_bytes())
-        .lt(to.as_bytes())
-        .into_stream()?;
-    while under.advance() {
-        each(under.value())?;
+    use unicode_normalization::UnicodeNormalization;
+    let composed: String = folder.nfc().collect();
+    let decomposed: String = folder.nfd().collect();
+    let forms = if composed == decomposed {
+        vec![composed]
+    } else {
+        vec![composed, decomposed]
+    };
+    for form in forms {
+        let from = format!("{form}/");
+        let to = format!("{form}0");
+        let mut under = paths
+            .terms()
+            .range()
+            .ge(from.as_bytes())
+            .lt(to.as_bytes())
+            .into_stream()?;
+        while under.advance() {
+            each(under.value())?;
+        }
     }
     Ok(())
 }
@@ -881,6 +894,9 @@ mod tests {
             ("ab/deploy.md", note),
             ("a b/deploy.md", note),
             ("a.md", note),
+            // Named decomposed (NFD), as a Mac names files.
+            ("Cafe\u{301}/deploy.md", note),
+            ("\u{1112}\u{1161}\u{11ab}/deploy.md", note),
         ]);
         let under = |folder: &str| -> Vec<String> {
             let filter = SearchFilter {
@@ -905,7 +921,11 @@ mod tests {
         assert_eq!(under("./a/b"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
         assert_eq!(under("a//./b"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
         assert_eq!(under("a\\b"), ["a/b/c/deploy.md", "a/b/deploy.md"]);
-        assert_eq!(under("./").len(), 6);
+        assert_eq!(under("./").len(), 8);
+        // Typed composed, they find the folders named decomposed.
+        assert_eq!(under("Caf\u{e9}"), ["Cafe\u{301}/deploy.md"]);
+        assert_eq!(under("\u{d55c}"), ["\u{1112}\u{1161}\u{11ab}/deploy.md"]);
+        assert_eq!(index.folder_sections("Caf\u{e9}"), 1);
         assert_eq!(under("a b"), ["a b/deploy.md"]);
         assert!(under("a/b/c/deploy.md").is_empty());
         assert!(under("nowhere").is_empty());

@@ -78,6 +78,33 @@ pub(super) fn make_dirs_below(brain: &Path, rel: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// `rel` below `brain` with each folder named as it is on disk: a folder
+/// named in the other Unicode form (decomposed, as a Mac names files, or
+/// composed) is that folder, not a new one beside it that looks the same.
+fn as_on_disk(brain: &Path, rel: &Path) -> std::path::PathBuf {
+    use unicode_normalization::UnicodeNormalization;
+    let composed = |name: &std::ffi::OsStr| name.to_str().map(|n| n.nfc().collect::<String>());
+    let mut at = brain.to_path_buf();
+    let mut out = std::path::PathBuf::new();
+    for part in rel.components() {
+        let name = part.as_os_str();
+        let found = if at.join(name).exists() {
+            None
+        } else {
+            let wanted = composed(name);
+            fs::read_dir(&at).ok().and_then(|entries| {
+                entries.flatten().map(|e| e.file_name()).find(|other| {
+                    wanted.is_some() && composed(other) == wanted && at.join(other).is_dir()
+                })
+            })
+        };
+        let name = found.unwrap_or_else(|| name.to_os_string());
+        at.push(&name);
+        out.push(&name);
+    }
+    out
+}
+
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_path_buf(),
@@ -100,9 +127,13 @@ pub(super) fn write_entries(
     prompt: &str,
     entries: &[Entry],
 ) -> Result<Written, Error> {
+    let on_disk = as_on_disk(brain, Path::new(folder));
+    // Made of the folder given and names read from disk as UTF-8.
+    let folder = on_disk.to_string_lossy();
+    let folder = folder.as_ref();
     let dir = brain.join(folder);
     if !dir.is_dir() {
-        make_dirs_below(brain, Path::new(folder))?;
+        make_dirs_below(brain, &on_disk)?;
         if let Some(parent) = dir.parent() {
             sync_dir(parent)?;
         }
@@ -542,6 +573,26 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["n.md"]);
+    }
+
+    #[test]
+    fn a_folder_named_in_the_other_unicode_form_is_that_folder() {
+        let brain = tempfile::tempdir().unwrap();
+        // Decomposed, as a Mac names it; asked for composed.
+        fs::create_dir_all(brain.path().join("Cafe\u{301}/Notes")).unwrap();
+        assert_eq!(
+            as_on_disk(brain.path(), Path::new("Caf\u{e9}/Notes/New")),
+            Path::new("Cafe\u{301}/Notes/New")
+        );
+        let entries = [Entry {
+            question: "Who roasts the beans?".into(),
+            answer: "The shop on the corner, every Friday.".into(),
+        }];
+        let date = NaiveDate::from_ymd_opt(2026, 11, 27).unwrap();
+        let written = write_entries(brain.path(), "Caf\u{e9}", date, "Coffee", &entries).unwrap();
+        assert!(written.path.starts_with("Cafe\u{301}/"), "{}", written.path);
+        let folders: Vec<_> = fs::read_dir(brain.path()).unwrap().collect();
+        assert_eq!(folders.len(), 1, "no second folder that looks the same");
     }
 
     #[test]

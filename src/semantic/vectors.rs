@@ -531,7 +531,8 @@ impl Reranker for DenseReranker {
 /// the same filter in its query).
 fn passes(filter: &SearchFilter, hit: &SectionHit) -> bool {
     if let Some(folder) = filter.folder.as_deref().map(crate::index::folder_key) {
-        if !folder.is_empty() && !hit.path.starts_with(&format!("{folder}/")) {
+        let nfc = |text: &str| crate::brain::parse::nfc(text).into_owned();
+        if !folder.is_empty() && !nfc(&hit.path).starts_with(&format!("{}/", nfc(&folder))) {
             return false;
         }
     }
