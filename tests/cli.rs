@@ -607,6 +607,18 @@ fn beside_a_server_that_does_not_follow_the_brain_remember_and_index_say_so() {
         "{}",
         stderr(&output)
     );
+    // A second server on the brain says who serves it, without waiting for
+    // a server to let go.
+    let output = run(noggin()
+        .args(["serve", "--brain", path_arg(&brain), "--no-model"])
+        .args(["--addr", "127.0.0.1:0"]));
+    assert!(!output.status.success());
+    let said = stderr(&output);
+    assert!(
+        said.contains("`noggin serve` (pid") && said.contains("holds the index"),
+        "{said}"
+    );
+    assert!(!said.contains("waiting for it"), "{said}");
     assert!(serve.terminate().success());
 }
 

@@ -712,15 +712,21 @@ fn not_indexed_here(data_dir: &Path) -> String {
 /// remember`, `noggin index`) that holds the index to finish with it.
 const OWNER_WAIT: Duration = Duration::from_secs(30);
 
-/// Opens the index as its writer; while another process holds it, waits up
-/// to [`OWNER_WAIT`], since a command run a moment before the server starts
-/// holds it only briefly. Another server keeps it: then the error says so.
+/// Opens the index as its writer; while a one-shot command holds it, waits
+/// up to [`OWNER_WAIT`], since a command run a moment before the server
+/// starts holds it only briefly. Another server keeps it: then the error
+/// says so at once.
 fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
     let deadline = Instant::now() + OWNER_WAIT;
     let mut told = false;
     loop {
         match Index::open(config.brain.index_options(false)) {
-            Err(crate::index::Error::Locked(path)) if Instant::now() < deadline => {
+            // A one-shot command lets go soon; a server or `noggin mcp` does
+            // not, so there is nothing to wait for.
+            Err(crate::index::Error::Locked(path))
+                if Instant::now() < deadline
+                    && !crate::index::holder(&path).is_some_and(|h| h.follows.is_live()) =>
+            {
                 if !told {
                     tracing::info!(path = %path.display(), "another noggin process holds the index; waiting for it");
                     told = true;
