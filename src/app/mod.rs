@@ -712,36 +712,36 @@ fn not_indexed_here(data_dir: &Path) -> String {
 /// remember`, `noggin index`) that holds the index to finish with it.
 const OWNER_WAIT: Duration = Duration::from_secs(30);
 
-/// Opens the index as its writer; while a one-shot command holds it, waits
-/// up to [`OWNER_WAIT`], since a command run a moment before the server
-/// starts holds it only briefly. Another server keeps it: then the error
-/// says so at once.
+/// How long it waits for a server (`serve`, `mcp`) that holds the index: one
+/// that is stopping (being restarted) lets go within moments, one that runs
+/// never does.
+const LIVE_OWNER_WAIT: Duration = Duration::from_secs(2);
+
+/// Opens the index as its writer; while another process holds it, waits up
+/// to [`OWNER_WAIT`] for a one-shot command (run a moment before the server
+/// starts, it holds it only briefly) and [`LIVE_OWNER_WAIT`] for a server.
+/// Then the error says who keeps it.
 fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
-    let deadline = Instant::now() + OWNER_WAIT;
+    let started = Instant::now();
     let mut told = false;
     loop {
         match Index::open(config.brain.index_options(false)) {
-            // A one-shot command lets go soon; a server or `noggin mcp` does
-            // not, so there is nothing to wait for.
-            Err(crate::index::Error::Locked(path))
-                if Instant::now() < deadline
-                    && !crate::index::holder(&path).is_some_and(|h| h.follows.is_live()) =>
-            {
-                if !told {
+            Err(crate::index::Error::Locked(path)) => {
+                let held = crate::index::holder(&path);
+                let live = held.as_ref().is_some_and(|h| h.follows.is_live());
+                let wait = if live { LIVE_OWNER_WAIT } else { OWNER_WAIT };
+                if started.elapsed() >= wait {
+                    let who = held.map_or("another noggin process".to_string(), |h| h.to_string());
+                    anyhow::bail!(
+                        "{who} holds the index in {path:?}: one noggin process serves a brain \
+                         (an MCP client can use /mcp of a running `noggin serve`)"
+                    );
+                }
+                if !told && !live {
                     tracing::info!(path = %path.display(), "another noggin process holds the index; waiting for it");
                     told = true;
                 }
                 std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(crate::index::Error::Locked(path)) => {
-                let who = crate::index::holder(&path)
-                    .map_or("another noggin process".to_string(), |held| {
-                        held.to_string()
-                    });
-                anyhow::bail!(
-                    "{who} holds the index in {path:?}: one noggin process serves a brain \
-                     (an MCP client can use /mcp of a running `noggin serve`)"
-                );
             }
             result => return Ok(result?),
         }

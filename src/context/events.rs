@@ -322,7 +322,8 @@ impl Fields<'_> {
                 } else if max != usize::MAX && s.chars().count() > max {
                     Err(InvalidEvent::TooLong { index, field, max })
                 } else {
-                    Ok(s.into_owned())
+                    // "Ship it " is the goal "Ship it".
+                    Ok(s.trim_end().to_string())
                 }
             }
             Some(_) => Err(InvalidEvent::WrongType {
@@ -523,7 +524,7 @@ mod tests {
             &json!({"type": "failure", "kind": "build", "text": "\u{1b}[31merror\u{1b}[0m: no `fee`\r\n"}),
         )
         .unwrap();
-        assert!(matches!(event, Event::Failure { ref text, .. } if text == "error: no `fee`\n"));
+        assert!(matches!(event, Event::Failure { ref text, .. } if text == "error: no `fee`"));
         // Nothing but escapes is nothing.
         let empty = parse_event(0, &json!({"type": "goal", "text": "\u{1b}[2K\u{7}"}));
         assert_eq!(empty.unwrap_err().code(), "empty-field");

@@ -1137,12 +1137,20 @@ fn change_session(
         Some((version, events, state)) => (version, events, decode(path, &state)?),
         None => (0, 0, WorkingContext::default()),
     };
+    let before = (version > 0).then(|| context.clone());
     let notes = change(&mut context, &at);
     let state = serde_json::to_string(&context).map_err(|source| Error::CorruptState {
         path: path.to_path_buf(),
         source,
     })?;
-    let version = version + 1;
+    // The version (and so the ETag) moves only when the working context
+    // does: an agent that asks for the same pack every turn gets a 304 until
+    // something changed. The events are logged all the same.
+    let version = if before.as_ref() == Some(&context) {
+        version
+    } else {
+        version + 1
+    };
     let total = events + raw.len() as i64;
     tx.execute(
         "INSERT INTO sessions (id, created_ms, updated_ms, version, events, state)
@@ -1212,6 +1220,31 @@ mod tests {
         assert!(!store.delete_blocking("s1").unwrap());
         assert!(store.get_blocking("s1").unwrap().is_none());
         assert!(store.logged_events_blocking("s1").unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_version_moves_only_when_the_working_context_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(dir.path()).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let version = || store.get_blocking("s").unwrap().unwrap().version;
+        let research = |open: &[&str]| {
+            let open = open.iter().map(|q| q.to_string()).collect();
+            runtime
+                .block_on(store.record_research("s".into(), Vec::new(), open))
+                .unwrap();
+        };
+        research(&["When do we deploy?"]);
+        assert_eq!(version(), 1);
+        // The same research again: nothing to show anew.
+        research(&["When do we deploy?"]);
+        research(&["when do we deploy?"]);
+        assert_eq!(version(), 1);
+        assert_eq!(store.logged_events_blocking("s").unwrap().len(), 3);
+        research(&["Who owns payments?"]);
+        assert_eq!(version(), 2);
     }
 
     /// What a user who backs up the file the README names gets.
