@@ -3,10 +3,14 @@
 //! Notes under the knowledge folder hold `### Q. <question>` headings with the
 //! user's answer below. A new question is matched question-to-question (the
 //! IDF-weighted share of informative terms the two have in common), so a
-//! paraphrase still finds the stored answer; two questions that ask for
-//! different things ("What snack …" and "Which office …") or swap one
-//! subject for another ("… for the office?" and "… for the boat?") do not
-//! match unless what they share clearly outweighs what they swap. When
+//! paraphrase still finds the stored answer. Only the same question, or
+//! one with words left out or added, matches: two questions that name
+//! different kinds of answer ("What snack …" and "Which office …"), or where
+//! each has a word the other lacks ("… for the office?" and "… for the
+//! boat?", "confirmation email" and "cancellation email"), do not, since
+//! words cannot tell a swapped subject from a synonym. Such a question goes
+//! to the rest of research, where the stored answer is evidence like any
+//! note, with the decider's confidence. When
 //! stored answers to the same question differ, the newest dated note wins
 //! and the others are reported as superseded.
 
@@ -24,9 +28,6 @@ use super::question::{informative_text, type_noun};
 pub const QUESTION_PREFIX: &str = "Q.";
 /// Share of weighted terms two questions must have in common to match.
 pub const MATCH_SIMILARITY: f32 = 0.5;
-/// The same when each question has a term the other lacks (a swapped
-/// word): what the two share must weigh at least twice what they swap.
-pub const SWAPPED_MATCH_SIMILARITY: f32 = 2.0 / 3.0;
 
 /// A stored answer that a newer one replaced.
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
@@ -84,12 +85,8 @@ pub fn find_stored_answer(
             continue;
         }
         let (similarity, swapped) = similarity(index, weights, &asked.terms, &stored);
-        let needed = if swapped {
-            SWAPPED_MATCH_SIMILARITY
-        } else {
-            MATCH_SIMILARITY
-        };
-        if similarity >= needed {
+        tracing::debug!(asked = %asked.question, %stored, similarity, swapped, "stored question");
+        if !swapped && similarity >= MATCH_SIMILARITY {
             matches.push((section, stored, similarity));
         }
     }
