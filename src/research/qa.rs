@@ -15,11 +15,13 @@
 //! and the others are reported as superseded.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use serde::Serialize;
 
 use crate::brain::parse::{date_prefix, HEADING_SEPARATOR};
 use crate::index::{Corpus, SearchFilter, SectionHit};
+use crate::knowledge::note::read_entries;
 
 use super::decider::{QuestionTerms, Weights};
 use super::question::{informative_text, type_noun};
@@ -102,15 +104,16 @@ pub fn find_stored_answer(
     });
     let mut matches = matches.into_iter();
     let (section, stored, similarity) = matches.next()?;
-    let answer = section.text.trim().to_string();
+    let answer = as_given(index.brain(), &section, &stored);
     let mut seen = HashSet::from([normalize(&answer)]);
     let superseded = matches
-        .filter(|(s, _, _)| seen.insert(normalize(&s.text)))
-        .map(|(s, q, _)| Superseded {
+        .map(|(s, q, _)| (as_given(index.brain(), &s, &q), s, q))
+        .filter(|(answer, _, _)| seen.insert(normalize(answer)))
+        .map(|(answer, s, q)| Superseded {
             created: note_date(&s).unwrap_or_default(),
             path: s.path.clone(),
             question: q,
-            answer: s.text.trim().to_string(),
+            answer,
         })
         .collect();
     Some(StoredAnswer {
@@ -186,6 +189,34 @@ fn similarity(
     (similarity, swapped)
 }
 
+/// A matched entry's answer as the user gave it, read from its note: the
+/// index holds the text as markdown shows it, which drops the `_`s and `*`s
+/// of a plain answer (`ff_<team>_<feature>` came back `ff_<team><feature>`).
+/// The indexed text when the note cannot be read or no longer holds the
+/// entry.
+fn as_given(brain: &Path, section: &SectionHit, question: &str) -> String {
+    let indexed = section.text.trim().to_string();
+    let Ok(source) = std::fs::read_to_string(brain.join(&section.path)) else {
+        return indexed;
+    };
+    // The heading's question is as markdown shows it too: compare letters
+    // and digits only.
+    let letters = |text: &str| -> String {
+        text.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = letters(question);
+    read_entries(&source)
+        .into_iter()
+        .rev()
+        .find(|entry| letters(&entry.question) == wanted)
+        .map(|entry| entry.answer.trim().to_string())
+        .filter(|answer| !answer.is_empty())
+        .unwrap_or(indexed)
+}
+
 fn note_date(section: &SectionHit) -> Option<String> {
     if !section.created.is_empty() {
         return Some(section.created.clone());
@@ -255,5 +286,28 @@ mod tests {
         ] {
             assert_eq!(matched(question), None, "{question}");
         }
+    }
+
+    #[test]
+    fn the_stored_answer_comes_back_as_the_user_gave_it() {
+        let given = "Name them ff_<team>_<feature>_<yyyymm>, *all* lower case.";
+        let note = crate::knowledge::note::render_note(
+            chrono::NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
+            "Feature flags",
+            &[crate::knowledge::note::Entry {
+                question: "How should feature flags be named?".into(),
+                answer: given.into(),
+            }],
+        );
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "Alignment Knowledge/2026-11-20 Feature flags.md",
+            note.as_str(),
+        )]);
+        let mut weights = Weights::new(&index);
+        let asked = weights.question_terms("How should feature flags be named?");
+        let stored = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).unwrap();
+        // The index holds it as markdown shows it; the answer is as given.
+        assert_ne!(stored.section.text.trim(), given);
+        assert_eq!(stored.answer, given);
     }
 }
