@@ -34,15 +34,26 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
         };
         writeln!(
             out,
-            "{}{}  ({:.2})\n  {}\n  {}\n",
+            "{}{}  ({:.2})\n  {}\n{}\n",
             one_line(&hit.title),
             one_line(&heading),
             hit.score,
             one_line(&hit.path),
-            one_line(&plain_snippet(&hit.snippet))
+            indented(&plain_snippet(&hit.snippet))
         )?;
     }
     Ok(())
+}
+
+/// The snippet's lines, each indented under its hit, with no blank ones
+/// and no control character of the note's.
+fn indented(snippet: &str) -> String {
+    snippet
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("  {}", one_line(line.trim())))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The snippet for a terminal: marks become brackets, entities are decoded.

@@ -30,6 +30,9 @@ use super::question::{informative_text, type_noun};
 pub const QUESTION_PREFIX: &str = "Q.";
 /// Share of weighted terms two questions must have in common to match.
 pub const MATCH_SIMILARITY: f32 = 0.5;
+/// Stored questions this close to the best match's similarity ask the same
+/// as it (the rest is rounding): the newest of them wins.
+const SAME_SIMILARITY: f32 = 0.01;
 
 /// A stored answer that a newer one replaced.
 #[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
@@ -93,8 +96,14 @@ pub fn find_stored_answer(
         }
     }
     let mut matches = whole_entries(matches);
-    // Newest first: the note's date, then its modification time, then the
-    // entry's position (a later entry in the same note is newer).
+    // The stored questions nearest the asked one: a newer answer to a
+    // narrower or wider question ("What font size …" for "What font …")
+    // does not replace the answer to the question itself.
+    let best = matches.iter().map(|m| m.2).fold(0.0_f32, f32::max);
+    matches.retain(|m| m.2 >= best - SAME_SIMILARITY);
+    // Of those, the newest first: the note's date, then its modification
+    // time, then the entry's position (a later entry in the same note is
+    // newer); the older ones it replaces are superseded.
     matches.sort_by(|a, b| {
         note_date(&b.0)
             .cmp(&note_date(&a.0))
@@ -286,6 +295,36 @@ mod tests {
         ] {
             assert_eq!(matched(question), None, "{question}");
         }
+    }
+
+    #[test]
+    fn a_newer_answer_to_a_narrower_question_does_not_replace_the_answer() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "Alignment Knowledge/2026-11-11 Dashboard font.md",
+                "# Dashboard font\n\n### Q. What font should the dashboard use?\nUse Inter everywhere.\n",
+            ),
+            (
+                "Alignment Knowledge/2026-11-21 Dashboard font size.md",
+                "# Dashboard font size\n\n### Q. What font size should the dashboard use?\nFourteen pixels for body text.\n",
+            ),
+            (
+                "Alignment Knowledge/2026-11-25 Dashboard font again.md",
+                "# Dashboard font again\n\n### Q. Which font should the dashboard use?\nUse Atkinson Hyperlegible now.\n",
+            ),
+        ]);
+        let mut weights = Weights::new(&index);
+        let asked = weights.question_terms("What font should the dashboard use?");
+        let stored = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).unwrap();
+        // The newest answer to the same question wins and replaces the
+        // older one; the answer to the font size is no answer to it.
+        assert_eq!(stored.answer, "Use Atkinson Hyperlegible now.");
+        let replaced: Vec<&str> = stored
+            .superseded
+            .iter()
+            .map(|s| s.answer.as_str())
+            .collect();
+        assert_eq!(replaced, ["Use Inter everywhere."]);
     }
 
     #[test]
