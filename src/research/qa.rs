@@ -24,7 +24,7 @@ use crate::index::{Corpus, SearchFilter, SectionHit};
 use crate::knowledge::note::read_entries;
 
 use super::decider::{QuestionTerms, Weights};
-use super::question::{informative_text, type_noun};
+use super::question::{answer_kind, informative_text, type_noun, AnswerKind};
 
 /// Heading prefix of a stored question.
 pub const QUESTION_PREFIX: &str = "Q.";
@@ -104,12 +104,22 @@ pub fn find_stored_answer(
     // Of those, the newest first: the note's date, then its modification
     // time, then the entry's position (a later entry in the same note is
     // newer); the older ones it replaces are superseded.
-    matches.sort_by(|a, b| {
-        note_date(&b.0)
-            .cmp(&note_date(&a.0))
-            .then(b.0.modified.cmp(&a.0.modified))
-            .then(b.0.ord.cmp(&a.0.ord))
-            .then(b.2.total_cmp(&a.2))
+    // The index keeps whole seconds; two answers saved in the same second
+    // are told apart by their notes' times on disk.
+    let modified = |hit: &SectionHit| {
+        std::fs::metadata(index.brain().join(&hit.path))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    matches.sort_by_cached_key(|(hit, _, similarity)| {
+        std::cmp::Reverse((
+            note_date(hit),
+            hit.modified,
+            modified(hit),
+            hit.ord,
+            // Only to make the order total.
+            (similarity * 1e6) as i64,
+        ))
     });
     let mut matches = matches.into_iter();
     let (section, stored, similarity) = matches.next()?;
@@ -164,13 +174,58 @@ fn whole_entries(mut matches: Vec<(SectionHit, String, f32)>) -> Vec<(SectionHit
     entries
 }
 
-/// Whether the two questions name different kinds of answer ("Which
-/// *office* should I buy?" against "What *snack* should I buy for the
-/// office?"): then they are different questions, however many words they
-/// share.
+/// Whether the two questions ask for different kinds of answer: a time, a
+/// number, a person or a place against anything else ("*Who* changes the
+/// office wifi password?" against "*What* is the office wifi password?"),
+/// or two different named things ("Which *office* should I buy?" against
+/// "What *snack* should I buy for the office?"). Then they are different
+/// questions, however many words they share.
 fn asks_another_kind(index: &dyn Corpus, asked: &str, stored: &str) -> bool {
-    let kind = |question: &str| type_noun(question).map(|noun| index.query_terms(&noun));
-    matches!((kind(asked), kind(stored)), (Some(a), Some(s)) if a != s)
+    let loose = |kind| matches!(kind, AnswerKind::Choice | AnswerKind::Other);
+    let (asked_kind, stored_kind) = (
+        answer_kind(main_clause(asked)),
+        answer_kind(main_clause(stored)),
+    );
+    if asked_kind != stored_kind && !(loose(asked_kind) && loose(stored_kind)) {
+        return true;
+    }
+    if reason_or_way(asked) != reason_or_way(stored) {
+        return true;
+    }
+    let noun = |question: &str| type_noun(question).map(|noun| index.query_terms(&noun));
+    matches!((noun(asked), noun(stored)), (Some(a), Some(s)) if a != s)
+}
+
+/// "why" (a reason) or "how" (a way), which a value does not answer ("Why
+/// is the wifi password shared?" against "What is the wifi password?").
+fn reason_or_way(question: &str) -> Option<&'static str> {
+    let question = main_clause(question);
+    let lower = question.trim_start().to_lowercase();
+    if lower.starts_with("why ") || question.contains('왜') || question.contains("なぜ") {
+        Some("why")
+    } else if (lower.starts_with("how ") && answer_kind(question) == AnswerKind::Other)
+        || question.contains("어떻게")
+    {
+        Some("how")
+    } else {
+        None
+    }
+}
+
+/// The question without a clause put before it ("When a slip is taken,
+/// *what should the page say?*"), whose "when" asks for no time.
+fn main_clause(question: &str) -> &str {
+    let lower = question.trim_start().to_lowercase();
+    if !["when ", "if ", "once ", "after ", "before "]
+        .iter()
+        .any(|lead| lower.starts_with(lead))
+    {
+        return question;
+    }
+    match question.find(", ") {
+        Some(at) => &question[at + 2..],
+        None => question,
+    }
 }
 
 /// Weighted Jaccard similarity of two questions' informative terms, and
@@ -277,6 +332,7 @@ mod tests {
             "What snack should I buy for the office?",
             "Which snacks do I buy for the office?",
             "what snack should i buy for the office",
+            "When we restock, what snack should I buy for the office?",
         ] {
             assert_eq!(matched(question), stored, "{question}");
         }
@@ -290,6 +346,11 @@ mod tests {
             // One subject swapped for another.
             "What boat should I buy for the office?",
             "What snack should I buy for the boat?",
+            // Another kind of answer about the same thing.
+            "Who buys the snacks for the office?",
+            "When should I buy the snack for the office?",
+            "Why should I buy the snack for the office?",
+            "How do I buy the snack for the office?",
             // Nothing in common.
             "Where do boats dock?",
         ] {
@@ -325,6 +386,43 @@ mod tests {
             .map(|s| s.answer.as_str())
             .collect();
         assert_eq!(replaced, ["Use Inter everywhere."]);
+    }
+
+    #[test]
+    fn of_two_answers_saved_in_the_same_second_the_later_wins() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let temp = tempfile::tempdir().unwrap();
+        let brain = temp.path().join("brain");
+        let folder = brain.join(KNOWLEDGE);
+        std::fs::create_dir_all(&folder).unwrap();
+        let entry = |answer: &str| {
+            format!("# Receipts\n\n### Q. Which font should the receipt footer use?\n{answer}\n")
+        };
+        // The later one's name sorts last.
+        let second = UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        for (name, answer, at) in [
+            ("2026-11-27 Alpha plan.md", "Use Inter for it.", 100),
+            ("2026-11-27 Zulu plan.md", "Use Source Serif for it.", 800),
+        ] {
+            let path = folder.join(name);
+            std::fs::write(&path, entry(answer)).unwrap();
+            let file = std::fs::File::options().write(true).open(&path).unwrap();
+            file.set_modified(second + Duration::from_millis(at))
+                .unwrap();
+        }
+        let index = crate::index::Index::open(crate::index::IndexOptions {
+            brain,
+            data_dir: None,
+            max_note_bytes: 1 << 20,
+            read_only: false,
+        })
+        .unwrap();
+        index.reconcile_blocking(None).unwrap();
+        let mut weights = Weights::new(&index);
+        let asked = weights.question_terms("Which font should the receipt footer use?");
+        let stored = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).unwrap();
+        assert_eq!(stored.answer, "Use Source Serif for it.");
+        assert_eq!(stored.superseded[0].answer, "Use Inter for it.");
     }
 
     #[test]
