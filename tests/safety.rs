@@ -478,6 +478,27 @@ async fn foreign_hosts_and_origins_are_refused_and_the_card_still_opens() {
             "{raw}"
         );
     }
+    // /mcp follows the same door as every route: the loopback names the
+    // Safety section lists are served, a foreign one is refused alike.
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let mcp = |host: &str| {
+        raw_request(
+            base,
+            &format!(
+                "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{ping}",
+                ping.len()
+            ),
+        )
+    };
+    for host in ["foo.localhost", "127.0.0.2", "localhost"] {
+        let (status, raw) = mcp(&format!("{host}:{port}"));
+        assert_eq!(status, 200, "/mcp at {host}: {raw}");
+    }
+    let (status, raw) = mcp(&format!("evil.example:{port}"));
+    assert_eq!(status, 403, "{raw}");
+    assert!(raw.contains("forbidden-host"), "{raw}");
     server.stop().await;
 }
 

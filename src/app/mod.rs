@@ -99,6 +99,7 @@ struct Inner {
 pub struct SearchRequest {
     /// What to look for (1 to 1000 characters).
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     pub q: String,
     /// Notes to return, 1 to 100 (default 10).
     #[serde(default, deserialize_with = "any_limit")]
@@ -174,7 +175,9 @@ pub struct SearchResults {
 pub struct RememberRequest {
     /// The request the answers clarify; it names the note.
     #[serde(default)]
+    #[schemars(length(min = 1, max = crate::limits::MAX_PROMPT_CHARS))]
     pub prompt: Option<String>,
+    #[schemars(length(max = crate::limits::MAX_ANSWERS))]
     pub qa: Vec<QuestionAnswer>,
     /// Notes are kept per prompt and day; the session also records what the
     /// user confirmed in its working context.

@@ -373,18 +373,17 @@ impl ServerHandler for NogginMcp {
 /// the limit with a tool error.
 pub const MAX_HTTP_BODY_BYTES: usize = 2 * crate::trajectory::MAX_TRAJECTORY_BYTES;
 
-/// The streamable-HTTP MCP endpoint for `/mcp`. `allowed_hosts` are the
-/// `Host` values it answers (rmcp's own DNS-rebinding check, beside the
-/// server's). It keeps no MCP sessions: every tool is one request whose
-/// state lives in noggin (notes, working-context sessions by their id), so
-/// each request is served on its own. A client that never says goodbye
-/// leaves nothing behind, and a restart breaks no client.
-pub fn http_service(
-    app: Noggin,
-    allowed_hosts: Vec<String>,
-) -> StreamableHttpService<NogginMcp, NeverSessionManager> {
+/// The streamable-HTTP MCP endpoint for `/mcp`. The server's door checks
+/// `Host` and `Origin` on every route before a request gets here (its
+/// rules: loopback names, `*.localhost`, 127/8, `--allowed-host`), so
+/// rmcp's own narrower host list is off rather than a second, different
+/// rule for one route. It keeps no MCP sessions: every tool is one request
+/// whose state lives in noggin (notes, working-context sessions by their
+/// id), so each request is served on its own. A client that never says
+/// goodbye leaves nothing behind, and a restart breaks no client.
+pub fn http_service(app: Noggin) -> StreamableHttpService<NogginMcp, NeverSessionManager> {
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(allowed_hosts)
+        .disable_allowed_hosts()
         .with_max_request_body_bytes(MAX_HTTP_BODY_BYTES)
         .with_legacy_session_mode(false);
     StreamableHttpService::new(

@@ -125,6 +125,7 @@ pub struct ResearchRequest {
     #[serde(default, deserialize_with = "null_as_empty")]
     #[schemars(with = "Option<String>")]
     pub prompt: String,
+    #[schemars(length(min = 1, max = MAX_QUESTIONS), inner(length(min = 1, max = MAX_QUESTION_CHARS)))]
     pub questions: Vec<String>,
     #[serde(default)]
     pub session: Option<String>,

@@ -93,10 +93,7 @@ pub fn app(state: AppState) -> Router {
     // MCP over streamable HTTP: behind the same token and, like every route,
     // the door's Host and Origin checks (DNS rebinding).
     let mcp = Router::new()
-        .nest_service(
-            "/mcp",
-            crate::mcp::http_service(state.app.clone(), mcp_hosts(&state.config)),
-        )
+        .nest_service("/mcp", crate::mcp::http_service(state.app.clone()))
         .layer(middleware::from_fn(mcp_params_checked))
         .layer(middleware::from_fn(mcp_errors_as_json))
         .layer(middleware::from_fn_with_state(state.clone(), require_token));
@@ -243,19 +240,6 @@ async fn mcp_params_checked(request: Request, next: Next) -> Response {
         }
         _ => response,
     }
-}
-
-/// The `Host` names `/mcp` answers to (rmcp checks them too, behind the
-/// server's own door): loopback, the address noggin listens on and the
-/// hosts allowed with `--allowed-host`; every host when it listens on all
-/// interfaces, where the door alone decides.
-fn mcp_hosts(config: &ServerConfig) -> Vec<String> {
-    if config.door.any_ip {
-        return Vec::new();
-    }
-    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
-    hosts.extend(config.door.hosts.iter().cloned());
-    hosts
 }
 
 /// The token of `Authorization: Bearer <token>`; the scheme's name is
