@@ -1367,6 +1367,29 @@ async fn the_card_in_a_browser() {
         )
         .await;
 
+    // A wrong token in the address is said to be wrong, and the right one
+    // put into the address of the open card opens it, without a reload.
+    browser
+        .js("sessionStorage.clear(); location.hash = 'token=wrong'; location.reload(); return true;")
+        .await;
+    browser
+        .wait_for_js(
+            "a wrong token from the address is refused as wrong",
+            "return !document.getElementById('token-panel').hidden && \
+                    !document.getElementById('token-error').hidden;",
+        )
+        .await;
+    browser
+        .js(&format!("location.hash = 'token={token}'; return true;"))
+        .await;
+    browser
+        .wait_for_js(
+            "the right token in the address opens the card",
+            "return document.getElementById('token-panel').hidden && \
+                    document.querySelectorAll('#research .fact').length === 1;",
+        )
+        .await;
+
     browser.close().await;
     server.stop().await;
 }

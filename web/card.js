@@ -29,6 +29,8 @@
     const given = fragment.get('token');
     if (given) {
       storeToken(given);
+      // A refusal of it says the token was wrong.
+      tokenTried = true;
       history.replaceState(null, '', location.pathname + location.search);
     }
     if (memoryToken) return memoryToken;
@@ -527,6 +529,11 @@
       history.replaceState(null, '', url);
       shownKey = null;
       start();
+    });
+    // A token put into the address of an open card (#token=…) is taken at
+    // once, as it is when the card opens.
+    window.addEventListener('hashchange', () => {
+      if (new URLSearchParams(location.hash.slice(1)).get('token')) start();
     });
     $('token-form').addEventListener('submit', (event) => {
       event.preventDefault();
