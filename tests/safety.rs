@@ -591,6 +591,37 @@ async fn dawdling_clients_are_cut_off_and_huge_bodies_refused_up_front() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_limit_gets_its_413_not_a_broken_pipe() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let addr = server.base_url.trim_start_matches("http://").to_string();
+    // Sent whole before the answer is read, as most clients do; larger than
+    // the kernel buffers of a loopback connection take without a reader.
+    let body = "x".repeat(12 << 20);
+    for _ in 0..2 {
+        let mut over = TcpStream::connect(&addr).expect("connect");
+        over.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("a read timeout");
+        over.write_all(
+            format!(
+                "POST /v1/answers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .expect("send the head");
+        over.write_all(body.as_bytes())
+            .expect("the whole body is taken before the answer");
+        let mut response = String::new();
+        over.read_to_string(&mut response).expect("the answer");
+        assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+        assert!(response.contains("body-too-large"), "{response}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_commit_marks_the_index_unhealthy_and_answers_not_indexed() {
     let brain = TestBrain::sample();
     let server = TestServer::start(&brain).await;
