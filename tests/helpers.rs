@@ -268,11 +268,10 @@ impl TestServer {
         }
     }
 
-    /// Sends a POST whose headers announce `length` bytes of JSON body but
-    /// sends none, and reads the answer: how a test sees a body refused from
-    /// its announced length. A client that kept writing after that answer
-    /// could see the connection close under it (a broken pipe, depending on
-    /// timing), so the body is never sent.
+    /// Sends a POST whose headers announce `length` bytes of JSON body and
+    /// ask to be told before sending it (`Expect: 100-continue`), sends
+    /// none, and reads the answer: how a test sees a body refused from its
+    /// announced length.
     pub async fn announce_body(&self, path: &str, length: usize) -> (StatusCode, Value) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let authority = self.base_url.trim_start_matches("http://");
@@ -286,7 +285,7 @@ impl TestServer {
             .unwrap_or_default();
         let head = format!(
             "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
-             {token}Content-Length: {length}\r\n\r\n"
+             {token}Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n"
         );
         stream
             .write_all(head.as_bytes())

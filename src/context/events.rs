@@ -423,9 +423,14 @@ const WRITING_WORDS: [&str; 10] = [
 /// any tool whose name (or `command`/`mode` argument, as editors with one tool
 /// for viewing and editing have) says so.
 pub fn tool_writes(tool: &str, arguments: &Value) -> bool {
+    // By whole words of the name (`write_file`, `MultiEdit`, `overwrite`),
+    // so that `view_created_items` is no writer.
     let says_write = |s: &str| {
-        let s = s.to_lowercase();
-        WRITING_WORDS.iter().any(|w| s.contains(w))
+        words(s).iter().any(|word| {
+            WRITING_WORDS
+                .iter()
+                .any(|w| word.ends_with(w) || word.strip_suffix('s') == Some(w))
+        })
     };
     let arguments = match arguments {
         Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
@@ -441,6 +446,27 @@ pub fn tool_writes(tool: &str, arguments: &Value) -> bool {
         return false;
     }
     says_write(tool) || operations.into_iter().any(says_write)
+}
+
+/// The words of a tool's name or operation, lower case: split at anything
+/// but letters and digits, and where a capital follows a small letter.
+fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in name.chars() {
+        if (!c.is_alphanumeric() || (c.is_uppercase() && last_lower)) && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        }
+        last_lower = c.is_lowercase();
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// Operations of an editor tool (its `command`, `mode` …) that only read.
@@ -502,6 +528,11 @@ mod tests {
     #[test]
     fn writing_tools_are_recognized_without_a_list() {
         assert!(tool_writes("Edit", &json!({})));
+        assert!(tool_writes("MultiEdit", &json!({})));
+        assert!(tool_writes("overwrite_file", &json!({})));
+        assert!(tool_writes("apply_patch", &json!({})));
+        assert!(!tool_writes("view_created_items", &json!({"path": "a"})));
+        assert!(!tool_writes("list_deleted_branches", &json!({})));
         assert!(tool_writes("write_file", &json!({})));
         assert!(tool_writes("fs", &json!(r#"{"command": "create"}"#)));
         assert!(!tool_writes("Read", &json!({"path": "a"})));

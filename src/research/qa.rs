@@ -175,13 +175,20 @@ fn whole_entries(mut matches: Vec<(SectionHit, String, f32)>) -> Vec<(SectionHit
 }
 
 /// Whether the two questions ask for different kinds of answer: a time, a
-/// number, a person or a place against anything else ("*Who* changes the
-/// office wifi password?" against "*What* is the office wifi password?"),
-/// or two different named things ("Which *office* should I buy?" against
-/// "What *snack* should I buy for the office?"). Then they are different
-/// questions, however many words they share.
+/// person or a place against anything else ("*Who* changes the office wifi
+/// password?" against "*What* is the office wifi password?"), or two
+/// different named things ("Which *office* should I buy?" against "What
+/// *snack* should I buy for the office?"). Then they are different
+/// questions, however many words they share. An amount is often asked for
+/// as a thing ("How much should the fee be?", "What fee should we
+/// charge?"), so a number goes with anything but a time, person or place.
 fn asks_another_kind(index: &dyn Corpus, asked: &str, stored: &str) -> bool {
-    let loose = |kind| matches!(kind, AnswerKind::Choice | AnswerKind::Other);
+    let loose = |kind| {
+        matches!(
+            kind,
+            AnswerKind::Choice | AnswerKind::Other | AnswerKind::Number
+        )
+    };
     let (asked_kind, stored_kind) = (
         answer_kind(main_clause(asked)),
         answer_kind(main_clause(stored)),

@@ -165,8 +165,12 @@ pub async fn check_door(
         // A client still sending its body when the connection closes sees
         // a broken pipe, not the 413 (Node's fetch, Python's urllib): a body
         // of a reasonable size is read and dropped first, within the body
-        // time limit. A larger one is not read.
-        if announced.is_some_and(|n| n <= DRAIN_BYTES) {
+        // time limit. A larger one is not read, nor one whose client waits
+        // to be told to send it (`Expect: 100-continue`): it is told no.
+        let waits = headers
+            .get(header::EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        if !waits && announced.is_some_and(|n| n <= DRAIN_BYTES) {
             drain(request.into_body()).await;
         }
         return Err(body_too_large(limit, why));
