@@ -375,9 +375,16 @@ pub fn find_path(arguments: &Value) -> Option<FoundPath> {
                 Value::Object(map) => {
                     for field in PATH_FIELDS {
                         if let Some(Value::String(path)) = map.get(field) {
-                            if !path.trim().is_empty() {
-                                return Some(check_path(path));
+                            // A folder (`src/`, `.`), as a search tool's
+                            // scope, is no file in play.
+                            let path = path.trim();
+                            if path.is_empty() {
+                                continue;
                             }
+                            if path.ends_with('/') || path == "." {
+                                return None;
+                            }
+                            return Some(check_path(path));
                         }
                     }
                     next.extend(map.into_iter().map(|(_, v)| v));
@@ -496,6 +503,16 @@ mod tests {
         assert_eq!(
             path_of(json!({"path": "./w.rs"})),
             Some(FoundPath::Path("w.rs".into()))
+        );
+    }
+
+    #[test]
+    fn a_folder_is_no_file_in_play() {
+        assert_eq!(path_of(json!({"pattern": "fee", "path": "src/"})), None);
+        assert_eq!(path_of(json!({"pattern": "fee", "path": "."})), None);
+        assert_eq!(
+            path_of(json!({"pattern": "fee", "path": "src/lib.rs"})),
+            Some(FoundPath::Path("src/lib.rs".into()))
         );
     }
 
