@@ -96,6 +96,7 @@ struct Inner {
 
 /// `search`: a query and its filters.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[schemars(transform = q_is_required)]
 pub struct SearchRequest {
     /// What to look for (1 to 1000 characters).
     #[serde(default)]
@@ -111,6 +112,46 @@ pub struct SearchRequest {
     /// Only notes with this tag.
     #[serde(default)]
     pub tag: Option<String>,
+}
+
+/// Marks `fields` required in a request's schema (MCP's tool schemas): a
+/// serde default lets a missing one reach the check that names it (as
+/// `empty-query`), which makes schemars call it optional.
+fn require_fields(schema: &mut schemars::Schema, fields: &[&str]) {
+    let object = schema.ensure_object();
+    if let Some(properties) = object.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        for field in fields {
+            if let Some(property) = properties.get_mut(*field).and_then(|p| p.as_object_mut()) {
+                property.remove("default");
+                // Nor is `null` a value of it.
+                if let Some(types) = property.get_mut("type").and_then(|t| t.as_array_mut()) {
+                    types.retain(|t| t != "null");
+                    if let [only] = types.as_slice() {
+                        let only = only.clone();
+                        property.insert("type".into(), only);
+                    }
+                }
+            }
+        }
+    }
+    let required = object
+        .entry("required")
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let Some(required) = required.as_array_mut() {
+        for field in fields {
+            if !required.iter().any(|r| r == field) {
+                required.push(serde_json::Value::from(*field));
+            }
+        }
+    }
+}
+
+fn q_is_required(schema: &mut schemars::Schema) {
+    require_fields(schema, &["q"]);
+}
+
+fn prompt_is_required(schema: &mut schemars::Schema) {
+    require_fields(schema, &["prompt"]);
 }
 
 impl SearchRequest {
@@ -172,6 +213,7 @@ pub struct SearchResults {
 /// `"qustion"` would otherwise be skipped as empty, and a `"sesion"` lost.
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = prompt_is_required)]
 pub struct RememberRequest {
     /// The request the answers clarify; it names the note.
     #[serde(default)]
@@ -770,4 +812,22 @@ pub fn encoded_path(rel_path: &str) -> String {
         .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
         .collect();
     segments.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What MCP clients build their calls from says what the tools refuse.
+    #[test]
+    fn the_schemas_require_what_the_use_cases_refuse_without() {
+        let search = serde_json::to_value(schemars::schema_for!(SearchRequest)).unwrap();
+        assert_eq!(search["required"], serde_json::json!(["q"]));
+        assert!(search["properties"]["q"].get("default").is_none());
+        assert_eq!(search["properties"]["q"]["minLength"], 1);
+        let remember = serde_json::to_value(schemars::schema_for!(RememberRequest)).unwrap();
+        let required = remember["required"].as_array().unwrap();
+        assert!(required.iter().any(|r| r == "prompt") && required.iter().any(|r| r == "qa"));
+        assert_eq!(remember["properties"]["prompt"]["type"], "string");
+    }
 }
