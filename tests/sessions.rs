@@ -601,6 +601,9 @@ async fn bad_requests_get_a_4xx_and_change_nothing() {
             "invalid-budget",
         ),
         ("/v1/sessions/bad%0Aid/context", "invalid-session"),
+        // " a" would be a second session that looks like "a".
+        ("/v1/sessions/%20a/context", "invalid-session"),
+        ("/v1/sessions/a%20/context", "invalid-session"),
         // Not UTF-8 once decoded: refused in the API's error shape too.
         ("/v1/sessions/%FF/context", "invalid-session"),
     ] {

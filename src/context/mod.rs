@@ -84,11 +84,20 @@ pub const MAX_WINDOW_BUDGET_TOKENS: usize = 10_000_000;
 /// Marks text that was cut.
 pub const CUT_MARKER: &str = "…";
 
+/// What a session id must be, as every refusal of one says it.
+pub fn session_rule() -> String {
+    format!(
+        "session must be 1 to {MAX_SESSION_CHARS} characters, without control characters or \
+         blanks at either end"
+    )
+}
+
 /// Checks a session id: 1 to [`MAX_SESSION_CHARS`] characters, no control
-/// characters (it is shown on the card and in logs), not only blanks.
+/// characters (it is shown on the card and in logs), no blanks at either
+/// end (`" a"` and `"a"` would be two sessions that look alike).
 pub fn validate_session_id(id: &str) -> Result<(), Error> {
     let n = id.chars().count();
-    if n == 0 || n > MAX_SESSION_CHARS || id.chars().any(char::is_control) || id.trim().is_empty() {
+    if n == 0 || n > MAX_SESSION_CHARS || id.chars().any(char::is_control) || id.trim() != id {
         return Err(Error::InvalidSession);
     }
     Ok(())
@@ -110,7 +119,7 @@ pub fn cut_chars(text: &str, max_chars: usize) -> (String, bool) {
 /// What can go wrong with sessions and their store.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("session must be 1 to {MAX_SESSION_CHARS} characters without control characters")]
+    #[error("{}", session_rule())]
     InvalidSession,
     #[error("no session {0:?}")]
     UnknownSession(String),

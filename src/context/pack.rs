@@ -47,10 +47,7 @@ pub enum InvalidPack {
     BudgetTooLarge,
     #[error("prompt is longer than {MAX_PROMPT_CHARS} characters")]
     PromptTooLong,
-    #[error(
-        "session must be 1 to {} characters without control characters",
-        super::MAX_SESSION_CHARS
-    )]
+    #[error("{}", super::session_rule())]
     BadSession,
 }
 

@@ -155,7 +155,7 @@ pub enum InvalidRequest {
     PromptTooLong,
     #[error("project_context is longer than {MAX_PROJECT_CONTEXT_CHARS} characters")]
     ProjectContextTooLong,
-    #[error("session must be 1 to {MAX_SESSION_CHARS} characters without control characters")]
+    #[error("{}", crate::context::session_rule())]
     BadSession,
 }
 
@@ -207,8 +207,7 @@ impl ResearchRequest {
             return Err(InvalidRequest::ProjectContextTooLong);
         }
         if let Some(session) = &self.session {
-            let n = session.chars().count();
-            if n == 0 || n > MAX_SESSION_CHARS || session.chars().any(char::is_control) {
+            if crate::context::validate_session_id(session).is_err() {
                 return Err(InvalidRequest::BadSession);
             }
         }
