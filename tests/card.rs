@@ -153,7 +153,18 @@ async fn the_card_shows_a_few_facts_cut_short_with_their_sources() {
     let facts = shown["facts"].as_array().expect("facts");
     assert_eq!(facts.len(), 3, "{body}");
     assert_eq!(shown["more_facts"], answered - 3);
-    for fact in facts {
+    // The rest are there for the card to open, in the order asked.
+    let more = shown["more"].as_array().expect("more");
+    assert_eq!(more.len(), answered - 3);
+    let asked_after: Vec<&Value> = response["answered"].as_array().unwrap()[3..]
+        .iter()
+        .map(|a| &a["question"])
+        .collect();
+    assert_eq!(
+        more.iter().map(|f| &f["question"]).collect::<Vec<_>>(),
+        asked_after
+    );
+    for fact in facts.iter().chain(more) {
         let answer = fact["answer"].as_str().expect("answer");
         assert!(answer.chars().count() <= 150, "{answer}");
         assert_eq!(fact["text"], format!("(self-research) {answer}"));
@@ -1002,7 +1013,7 @@ async fn the_card_in_a_browser() {
     browser
         .wait_for_js(
             "the facts of the research appear",
-            "return document.querySelectorAll('#research .fact').length > 0;",
+            "return document.querySelectorAll('#research .fact:not(details .fact)').length > 0;",
         )
         .await;
     println!(
@@ -1018,7 +1029,7 @@ async fn the_card_in_a_browser() {
     );
     let facts = browser
         .js(
-            "return [...document.querySelectorAll('#research .fact')].map(f => ({ \
+            "return [...document.querySelectorAll('#research .fact:not(details .fact)')].map(f => ({ \
                question: f.querySelector('.question').textContent, \
                marker: f.querySelector('.marker').textContent, \
                answer: f.querySelector('.answer-text').textContent, \
@@ -1027,6 +1038,25 @@ async fn the_card_in_a_browser() {
         .await;
     let facts = facts.as_array().expect("facts");
     assert_eq!(facts.len(), 3, "at most three facts: {facts:?}");
+    // The rest are a click away, numbered on from the shown ones.
+    let answered = posted["answered"].as_array().expect("answered").len();
+    assert_eq!(
+        browser
+            .js(
+                "const more = document.querySelector('#research details.more'); \
+                 more.querySelector('summary').click(); \
+                 return [more.open, more.querySelector('summary').textContent, \
+                         more.querySelectorAll('.fact').length, \
+                         more.querySelector('ol').getAttribute('start')];",
+            )
+            .await,
+        json!([
+            true,
+            format!("+{} more answered by noggin", answered - 3),
+            answered - 3,
+            "4"
+        ])
+    );
     for fact in facts {
         let answer = fact["answer"].as_str().expect("answer text");
         assert!(
@@ -1124,7 +1154,7 @@ async fn the_card_in_a_browser() {
     browser
         .wait_for_js(
             "the chosen session's research is shown",
-            "return document.querySelectorAll('#research .fact').length === 3;",
+            "return document.querySelectorAll('#research .fact:not(details .fact)').length === 3;",
         )
         .await;
 
@@ -1310,7 +1340,7 @@ async fn the_card_in_a_browser() {
     browser
         .wait_for_js(
             "the research arrives through the token-protected stream",
-            "return document.querySelectorAll('#research .fact').length === 1;",
+            "return document.querySelectorAll('#research .fact:not(details .fact)').length === 1;",
         )
         .await;
     client
@@ -1363,7 +1393,7 @@ async fn the_card_in_a_browser() {
         .wait_for_js(
             "the right token opens the card",
             "return document.getElementById('token-panel').hidden && \
-                    document.querySelectorAll('#research .fact').length === 1;",
+                    document.querySelectorAll('#research .fact:not(details .fact)').length === 1;",
         )
         .await;
 
@@ -1386,7 +1416,7 @@ async fn the_card_in_a_browser() {
         .wait_for_js(
             "the right token in the address opens the card",
             "return document.getElementById('token-panel').hidden && \
-                    document.querySelectorAll('#research .fact').length === 1;",
+                    document.querySelectorAll('#research .fact:not(details .fact)').length === 1;",
         )
         .await;
 
@@ -1614,7 +1644,7 @@ async fn the_working_context_sits_beside_the_research_in_a_browser() {
         .wait_for_js(
             "the working context and the research are shown",
             "const w = document.querySelector('#working .working'); \
-             return !!w && document.querySelectorAll('#research .fact').length > 0;",
+             return !!w && document.querySelectorAll('#research .fact:not(details .fact)').length > 0;",
         )
         .await;
     let shown = browser
@@ -1836,7 +1866,7 @@ async fn the_card_says_what_is_wrong_in_a_browser() {
     browser
         .wait_for_js(
             "the latest research of all",
-            "return document.querySelectorAll('#research .fact').length === 1;",
+            "return document.querySelectorAll('#research .fact:not(details .fact)').length === 1;",
         )
         .await;
 
@@ -1926,7 +1956,7 @@ async fn text_from_notes_and_requests_stays_in_its_place_in_a_browser() {
     browser
         .wait_for_js(
             "the research and the working context",
-            "return document.querySelectorAll('#research .fact').length === 1 && \
+            "return document.querySelectorAll('#research .fact:not(details .fact)').length === 1 && \
                     !!document.querySelector('#working .working');",
         )
         .await;

@@ -179,8 +179,13 @@
         el('span', { class: 'when' }, 'Researched ', timeEl(research.at), ' in ' + research.took_ms + ' ms')));
     if (research.facts.length) {
       facts.append(el('ol', { class: 'fact-list' }, research.facts.map((f) => renderFact(f, card.marker))));
-      if (research.more_facts > 0) {
-        facts.append(el('p', { class: 'more muted', text: '+' + research.more_facts + ' more answered by noggin' }));
+      const more = research.more || [];
+      if (more.length > 0) {
+        // The rest, a click away.
+        facts.append(el('details', { class: 'more' },
+          el('summary', { class: 'muted', text: '+' + more.length + ' more answered by noggin' }),
+          el('ol', { class: 'fact-list', start: String(research.facts.length + 1) },
+            more.map((f) => renderFact(f, card.marker)))));
       }
     } else {
       facts.append(el('p', { class: 'none', text: 'None of these questions is answered in your notes yet.' }));

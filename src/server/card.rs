@@ -196,6 +196,8 @@ pub struct CardResearch {
     pub facts: Vec<Fact>,
     /// Facts answered beyond those shown.
     pub more_facts: usize,
+    /// Those facts, for the card to show when asked.
+    pub more: Vec<Fact>,
     /// Questions left for the user.
     pub open: Vec<OpenQuestion>,
     /// Questions it left open that the user answered since (through
@@ -414,25 +416,32 @@ fn card_research(
 ) -> CardResearch {
     let record = &shown.record;
     let response = &record.response;
+    let fact = |answered: &crate::research::Answered| {
+        let (answer, cut) = cut_on_word(&answered.answer, settings.answer_chars);
+        Fact {
+            question: answered.question.clone(),
+            text: format!("{marker}{answer}"),
+            answer,
+            cut,
+            confidence: answered.confidence,
+            source: answered.source,
+            // The notes the answer comes from, not the others read.
+            sources: sources(
+                &answered.evidence[..answered.cited.max(1).min(answered.evidence.len())],
+            ),
+        }
+    };
     let facts: Vec<Fact> = response
         .answered
         .iter()
         .take(settings.facts)
-        .map(|answered| {
-            let (answer, cut) = cut_on_word(&answered.answer, settings.answer_chars);
-            Fact {
-                question: answered.question.clone(),
-                text: format!("{marker}{answer}"),
-                answer,
-                cut,
-                confidence: answered.confidence,
-                source: answered.source,
-                // The notes the answer comes from, not the others read.
-                sources: sources(
-                    &answered.evidence[..answered.cited.max(1).min(answered.evidence.len())],
-                ),
-            }
-        })
+        .map(fact)
+        .collect();
+    let more: Vec<Fact> = response
+        .answered
+        .iter()
+        .skip(settings.facts)
+        .map(fact)
         .collect();
     CardResearch {
         research_id: response.research_id.clone(),
@@ -442,8 +451,9 @@ fn card_research(
         prompt: cut_on_word(&record.prompt, PROMPT_CHARS).0,
         took_ms: response.took_ms,
         indexing: response.indexing,
-        more_facts: response.answered.len().saturating_sub(facts.len()),
+        more_facts: more.len(),
         facts,
+        more,
         open: response
             .unanswered
             .iter()

@@ -210,16 +210,7 @@ fn source_schema() -> Value {
 
 /// `GET /v1/card`: what the web card shows.
 fn card_path() -> Value {
-    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "indexing", "facts", "more_facts", "open", "answered_by_user"],
-        "properties": {
-            "research_id": {"type": "string"},
-            "session": {"type": ["string", "null"]},
-            "at": {"type": "string", "format": "date-time"},
-            "seq": {"type": "integer", "description": "grows with every research"},
-            "prompt": {"type": "string", "description": "cut to 160 characters"},
-            "took_ms": {"type": "integer"},
-            "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as this research began"},
-            "facts": {"type": "array", "description": "at most --card-facts (3)", "items": {
+    let fact = json!({
                 "type": "object", "required": ["question", "answer", "cut", "text", "confidence", "source", "sources"],
                 "properties": {
                     "question": {"type": "string"},
@@ -228,8 +219,19 @@ fn card_path() -> Value {
                     "text": {"type": "string", "description": "the marker, then the answer"},
                     "confidence": {"type": "number"},
                     "source": {"type": "string", "const": "self-research"},
-                    "sources": {"type": "array", "items": source_schema()}}}},
-            "more_facts": {"type": "integer", "description": "answered questions not shown"},
+                    "sources": {"type": "array", "items": source_schema()}}});
+    let research = json!({"type": ["object", "null"], "required": ["research_id", "at", "seq", "prompt", "took_ms", "indexing", "facts", "more_facts", "more", "open", "answered_by_user"],
+        "properties": {
+            "research_id": {"type": "string"},
+            "session": {"type": ["string", "null"]},
+            "at": {"type": "string", "format": "date-time"},
+            "seq": {"type": "integer", "description": "grows with every research"},
+            "prompt": {"type": "string", "description": "cut to 160 characters"},
+            "took_ms": {"type": "integer"},
+            "indexing": {"type": "boolean", "description": "noggin was still indexing the brain as this research began"},
+            "facts": {"type": "array", "description": "at most --card-facts (3)", "items": fact.clone()},
+            "more_facts": {"type": "integer", "description": "answered questions beyond `facts`"},
+            "more": {"type": "array", "description": "those answers, which the card shows when asked", "items": fact},
             "open": {"type": "array", "description": "questions left for the user", "items": {
                 "type": "object", "required": ["question", "sources"],
                 "properties": {"question": {"type": "string"}, "sources": {"type": "array", "items": source_schema()}}}},
