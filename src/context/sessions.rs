@@ -1133,20 +1133,23 @@ fn change_session(
         )
         .optional()
         .map_err(err)?;
-    let (version, events, mut context) = match existing {
-        Some((version, events, state)) => (version, events, decode(path, &state)?),
-        None => (0, 0, WorkingContext::default()),
+    let (version, events, before, mut context) = match existing {
+        Some((version, events, state)) => {
+            let context = decode(path, &state)?;
+            (version, events, Some(state), context)
+        }
+        None => (0, 0, None, WorkingContext::default()),
     };
-    let before = (version > 0).then(|| context.clone());
     let notes = change(&mut context, &at);
     let state = serde_json::to_string(&context).map_err(|source| Error::CorruptState {
         path: path.to_path_buf(),
         source,
     })?;
     // The version (and so the ETag) moves only when the working context
-    // does: an agent that asks for the same pack every turn gets a 304 until
-    // something changed. The events are logged all the same.
-    let version = if before.as_ref() == Some(&context) {
+    // does (its stored form tells): an agent that asks for the same pack
+    // every turn gets a 304 until something changed. The events are logged
+    // all the same.
+    let version = if before.as_ref() == Some(&state) {
         version
     } else {
         version + 1
