@@ -696,6 +696,13 @@ pub(crate) fn indexed_brain(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, text).unwrap();
     }
+    (temp, indexed_folder(brain))
+}
+
+/// The index of the notes already in `brain`, made: for tests that shape
+/// the files first (their times, say).
+#[cfg(test)]
+pub(crate) fn indexed_folder(brain: PathBuf) -> Index {
     let index = Index::open(IndexOptions {
         brain,
         data_dir: None,
@@ -704,7 +711,7 @@ pub(crate) fn indexed_brain(notes: &[(&str, &str)]) -> (tempfile::TempDir, Index
     })
     .unwrap();
     index.reconcile_blocking(None).unwrap();
-    (temp, index)
+    index
 }
 
 #[cfg(test)]

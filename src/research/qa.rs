@@ -80,13 +80,14 @@ pub fn find_stored_answer(
         .search_sections(&terms, &filter, 30)
         .inspect_err(|error| tracing::warn!(%error, "stored-answer search failed"))
         .ok()?;
+    let asked_for = AskedFor::of(index, &asked.question);
     let mut matches: Vec<(SectionHit, String, f32)> = Vec::new();
     for section in sections {
         let Some(stored) = stored_question(&section) else {
             continue;
         };
         let stored = stored.to_string();
-        if section.text.trim().is_empty() || asks_another_kind(index, &asked.question, &stored) {
+        if section.text.trim().is_empty() || asked_for.differs(&AskedFor::of(index, &stored)) {
             continue;
         }
         let (similarity, swapped) = similarity(index, weights, &asked.terms, &stored);
@@ -174,33 +175,48 @@ fn whole_entries(mut matches: Vec<(SectionHit, String, f32)>) -> Vec<(SectionHit
     entries
 }
 
-/// Whether the two questions ask for different kinds of answer: a time, a
-/// person or a place against anything else ("*Who* changes the office wifi
-/// password?" against "*What* is the office wifi password?"), or two
-/// different named things ("Which *office* should I buy?" against "What
-/// *snack* should I buy for the office?"). Then they are different
-/// questions, however many words they share. An amount is often asked for
-/// as a thing ("How much should the fee be?", "What fee should we
-/// charge?"), so a number goes with anything but a time, person or place.
-fn asks_another_kind(index: &dyn Corpus, asked: &str, stored: &str) -> bool {
-    let loose = |kind| {
-        matches!(
-            kind,
-            AnswerKind::Choice | AnswerKind::Other | AnswerKind::Number
-        )
-    };
-    let (asked_kind, stored_kind) = (
-        answer_kind(main_clause(asked)),
-        answer_kind(main_clause(stored)),
-    );
-    if asked_kind != stored_kind && !(loose(asked_kind) && loose(stored_kind)) {
-        return true;
+/// What a question asks for, as far as telling two questions apart goes.
+struct AskedFor {
+    kind: AnswerKind,
+    reason_or_way: Option<&'static str>,
+    /// The analyzed noun that names the kind of answer ("which *database*").
+    noun: Option<Vec<String>>,
+}
+
+impl AskedFor {
+    fn of(index: &dyn Corpus, question: &str) -> AskedFor {
+        AskedFor {
+            kind: answer_kind(main_clause(question)),
+            reason_or_way: reason_or_way(question),
+            noun: type_noun(question).map(|noun| index.query_terms(&noun)),
+        }
     }
-    if reason_or_way(asked) != reason_or_way(stored) {
-        return true;
+
+    /// Whether the two questions ask for different kinds of answer: a
+    /// time, a person or a place against anything else ("*Who* changes the
+    /// office wifi password?" against "*What* is the office wifi
+    /// password?"), a reason or a way against anything else, or two
+    /// different named things ("Which *office* should I buy?" against "What
+    /// *snack* should I buy for the office?"). Then they are different
+    /// questions, however many words they share. An amount is often asked
+    /// for as a thing ("How much should the fee be?", "What fee should we
+    /// charge?"), so a number goes with anything but a time, person or
+    /// place.
+    fn differs(&self, other: &AskedFor) -> bool {
+        let loose = |kind| {
+            matches!(
+                kind,
+                AnswerKind::Choice | AnswerKind::Other | AnswerKind::Number
+            )
+        };
+        if self.kind != other.kind && !(loose(self.kind) && loose(other.kind)) {
+            return true;
+        }
+        if self.reason_or_way != other.reason_or_way {
+            return true;
+        }
+        matches!((&self.noun, &other.noun), (Some(a), Some(b)) if a != b)
     }
-    let noun = |question: &str| type_noun(question).map(|noun| index.query_terms(&noun));
-    matches!((noun(asked), noun(stored)), (Some(a), Some(s)) if a != s)
 }
 
 /// "why" (a reason) or "how" (a way), which a value does not answer ("Why
@@ -417,14 +433,7 @@ mod tests {
             file.set_modified(second + Duration::from_millis(at))
                 .unwrap();
         }
-        let index = crate::index::Index::open(crate::index::IndexOptions {
-            brain,
-            data_dir: None,
-            max_note_bytes: 1 << 20,
-            read_only: false,
-        })
-        .unwrap();
-        index.reconcile_blocking(None).unwrap();
+        let index = crate::index::indexed_folder(brain);
         let mut weights = Weights::new(&index);
         let asked = weights.question_terms("Which font should the receipt footer use?");
         let stored = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).unwrap();
