@@ -146,6 +146,24 @@ fn require_fields(schema: &mut schemars::Schema, fields: &[&str]) {
     }
 }
 
+impl RememberRequest {
+    /// Checks the prompt and the answers, before anything is opened.
+    pub fn validate(&self) -> Result<(), knowledge::Error> {
+        let given: Vec<knowledge::Answer> = self.qa.iter().cloned().map(Into::into).collect();
+        knowledge::check(self.prompt.as_deref().unwrap_or_default(), &given).map(|_| ())
+    }
+}
+
+impl From<QuestionAnswer> for knowledge::Answer {
+    fn from(qa: QuestionAnswer) -> Self {
+        knowledge::Answer {
+            question: qa.question,
+            answer: qa.answer,
+            source: qa.source,
+        }
+    }
+}
+
 fn q_is_required(schema: &mut schemars::Schema) {
     require_fields(schema, &["q"]);
 }
@@ -549,15 +567,7 @@ impl Noggin {
                 .map_err(|e| Error::invalid("invalid-session", e.to_string()))?;
         }
         let session = request.session.clone();
-        let given: Vec<knowledge::Answer> = request
-            .qa
-            .into_iter()
-            .map(|qa| knowledge::Answer {
-                question: qa.question,
-                answer: qa.answer,
-                source: qa.source,
-            })
-            .collect();
+        let given: Vec<knowledge::Answer> = request.qa.into_iter().map(Into::into).collect();
         let prompt = request.prompt.unwrap_or_default();
         let outcome = self.inner.knowledge.remember(&prompt, &given).await?;
         let paths: Vec<String> = outcome.saved.iter().map(|s| s.path.clone()).collect();

@@ -8,17 +8,6 @@ use crate::config::RememberArgs;
 pub fn remember(args: RememberArgs) -> anyhow::Result<()> {
     let pairs = args.pairs()?;
     let config = args.core()?;
-    // Bad answers are refused before the index is opened (or made).
-    let given: Vec<crate::knowledge::Answer> = pairs
-        .iter()
-        .map(|p| crate::knowledge::Answer {
-            question: p.question.clone(),
-            answer: p.answer.clone(),
-            source: p.source.clone(),
-        })
-        .collect();
-    crate::knowledge::check(&args.prompt, &given)?;
-    let app = Noggin::open_once(&config, false)?;
     let request = RememberRequest {
         prompt: Some(args.prompt),
         qa: pairs
@@ -31,6 +20,9 @@ pub fn remember(args: RememberArgs) -> anyhow::Result<()> {
             .collect(),
         session: None,
     };
+    // Bad answers are refused before the index is opened (or made).
+    request.validate()?;
+    let app = Noggin::open_once(&config, false)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
