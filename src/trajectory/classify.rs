@@ -7,9 +7,11 @@
 //! the reading and searching happens through the shell (`cat`, `sed -n`,
 //! `rg`), so shell commands are looked into as well.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
-use super::model::{cut, CallKind};
+use super::model::{cut, CallKind, FROM_END};
 
 /// The longest command or pattern kept for a call.
 const DETAIL_CHARS: usize = 200;
@@ -25,7 +27,9 @@ pub struct Class {
     pub path: Option<String>,
     pub detail: Option<String>,
     pub grep: bool,
-    /// For a read of part of a file: its lines, `[first, end)` from 1.
+    /// For a read of part of a file: its lines, as [`Call::lines`] has them.
+    ///
+    /// [`Call::lines`]: super::model::Call::lines
     pub lines: Option<(u64, u64)>,
     /// The files a shell command removes ([`removed_paths`]).
     pub removes: Vec<String>,
@@ -250,7 +254,22 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
     let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let last_operand = || operands.last().and_then(|p| clean_path(p));
     match program {
-        "cat" | "head" | "tail" | "less" | "more" | "nl" | "bat" | "batcat" => Class {
+        "head" | "tail" => {
+            let (count, files) = head_tail_operands(args);
+            Class {
+                kind: CallKind::Read,
+                path: files.first().and_then(|p| clean_path(p)),
+                lines: count.map(|count| {
+                    if program == "head" {
+                        (1, count.saturating_add(1))
+                    } else {
+                        (FROM_END.saturating_sub(count), FROM_END)
+                    }
+                }),
+                ..shell
+            }
+        }
+        "cat" | "less" | "more" | "nl" | "bat" | "batcat" => Class {
             kind: CallKind::Read,
             path: operands.first().and_then(|p| clean_path(p)),
             ..shell
@@ -284,6 +303,30 @@ pub fn classify_command(command: &str, argument_path: Option<String>) -> Class {
         },
         _ => shell,
     }
+}
+
+/// The lines (`-n 20`, `-n20`, `-20`, `--lines=20`; 10 when none is
+/// given) and the files of a `head` or `tail` command. A count of bytes
+/// (`-c`) or one from the start (`tail -n +5`) counts no lines: `None`.
+fn head_tail_operands(args: &[String]) -> (Option<u64>, Vec<&String>) {
+    let mut count = Some(10);
+    let mut files = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let value = match arg.as_str() {
+            "-n" | "--lines" | "-c" | "--bytes" => args.next().map(String::as_str),
+            a if a.starts_with("--lines=") => Some(&a["--lines=".len()..]),
+            a if a.starts_with("-n") || a.starts_with("-c") => Some(&a[2..]),
+            a if a.starts_with('-') && a.len() > 1 => Some(&a[1..]),
+            _ => {
+                files.push(arg);
+                continue;
+            }
+        };
+        let bytes = arg.starts_with("-c") || arg.starts_with("--bytes");
+        count = value.filter(|_| !bytes).and_then(|v| v.parse().ok());
+    }
+    (count, files)
 }
 
 /// The files a shell command removes (`rm`, `unlink`, `git rm`): they are
@@ -495,12 +538,25 @@ fn is_exit_code_line(line: &str) -> bool {
 }
 
 /// The first few paths a search result names: each line's leading
-/// `path` or `path:line:` part when it looks like a path.
+/// `path` or `path:line:` part when it looks like a path. A context line of
+/// `grep -C` (`path-12-text`) names the path of a matching line
+/// (`path:12:text`) before its line number.
 pub fn result_paths(output: &str) -> Vec<String> {
+    let matched: HashSet<&str> = output
+        .lines()
+        .filter_map(|line| {
+            let (path, rest) = line.trim().split_once(':')?;
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            (digits > 0 && rest.as_bytes().get(digits) == Some(&b':')).then_some(path)
+        })
+        .collect();
     let mut paths: Vec<String> = Vec::new();
     for line in output.lines() {
         let line = line.trim();
         let candidate = line.split(':').next().unwrap_or("").trim();
+        let candidate = grep_context_path(line)
+            .filter(|path| matched.contains(path))
+            .unwrap_or(candidate);
         let looks_like_path = !candidate.is_empty()
             && !candidate.contains(char::is_whitespace)
             && (candidate.contains('/') || candidate.contains('.'))
@@ -514,6 +570,25 @@ pub fn result_paths(output: &str) -> Vec<String> {
         }
     }
     paths
+}
+
+/// What stands before a `-<digits>-` in a line: the path of a `grep -C`
+/// context line (`src/a.rs-12-text`) if a matching line names it too.
+fn grep_context_path(start: &str) -> Option<&str> {
+    let bytes = start.as_bytes();
+    let mut from = 0;
+    while let Some(dash) = start[from..].find('-').map(|i| from + i) {
+        let digits = bytes[dash + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let end = dash + 1 + digits;
+        if dash > 0 && digits > 0 && bytes.get(end) == Some(&b'-') {
+            return Some(&start[..dash]);
+        }
+        from = dash + 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -583,6 +658,16 @@ mod tests {
                 "Bash",
                 json!({"command": "cat README.md | head"}),
                 (Read, Some("README.md"), false),
+            ),
+            (
+                "Bash",
+                json!({"command": "head -n 20 logs/app.log"}),
+                (Read, Some("logs/app.log"), false),
+            ),
+            (
+                "Bash",
+                json!({"command": "tail -5 b.txt"}),
+                (Read, Some("b.txt"), false),
             ),
             (
                 "exec_command",
@@ -698,5 +783,11 @@ mod tests {
     fn search_results_name_their_paths() {
         let output = "src/a.rs:12:fn parse()\nsrc/a.rs:40:parse()\nsrc/b.rs\nFound 3 matches\n";
         assert_eq!(result_paths(output), ["src/a.rs", "src/b.rs"]);
+        // `grep -C 1`: context lines name the path before `-line-`, even
+        // when the line itself is empty; a path with dashes stays whole.
+        let context = "src/my-app/a.ts-11-\nsrc/my-app/a.ts:12:parse()\nsrc/my-app/a.ts-13-  }\n--\nsrc/b-2.ts-4-x\nsrc/b-2.ts:5:parse\n";
+        assert_eq!(result_paths(context), ["src/my-app/a.ts", "src/b-2.ts"]);
+        // A listing of files whose names hold `-1-` names them whole.
+        assert_eq!(result_paths("docs/v-1-2.md\n"), ["docs/v-1-2.md"]);
     }
 }

@@ -5,7 +5,9 @@
 //! `tool_use_id`, with `is_error`) or what the user typed; a `system` line
 //! with `subtype: compact_boundary` and the `user` line after it marked
 //! `isCompactSummary` mark a compaction. Lines of sub-agents
-//! (`isSidechain`) are left out: they ran in a context of their own.
+//! (`isSidechain`) in a session are left out: they ran in a context of
+//! their own. A sub-agent's own transcript (`agent-<id>.jsonl`, every line
+//! a sidechain) is read as the run it is.
 //! `TodoWrite` calls give the task list, `ExitPlanMode` the plan.
 
 use std::collections::HashMap;
@@ -40,12 +42,19 @@ pub fn is_line(line: &Map<String, Value>) -> bool {
 #[derive(Default)]
 pub struct Reader {
     pending: HashMap<String, usize>,
+    /// Whether the run read is a sub-agent's: the first message (a user or
+    /// assistant line) decides.
+    sidechain: Option<bool>,
 }
 
 impl Reader {
     pub fn read_line(&mut self, t: &mut Trajectory, line: &Map<String, Value>) {
-        if line.get("isSidechain") == Some(&Value::Bool(true)) {
-            return;
+        let kind = line.get("type").and_then(Value::as_str);
+        if matches!(kind, Some("user" | "assistant")) {
+            let sidechain = line.get("isSidechain") == Some(&Value::Bool(true));
+            if *self.sidechain.get_or_insert(sidechain) != sidechain {
+                return;
+            }
         }
         let time = line.get("timestamp");
         let content = line.get("message").and_then(|m| m.get("content"));
@@ -224,5 +233,19 @@ mod tests {
         assert_eq!(typed, ["Fix the failing parser test"]);
         assert_eq!(t.tasks.len(), 2);
         assert!(t.tasks[0].done && !t.tasks[1].done);
+    }
+
+    #[test]
+    fn a_sub_agents_own_transcript_is_read() {
+        let agent = r#"{"isSidechain":true,"agentId":"a1","type":"user","timestamp":"2026-01-07T20:00:00Z","message":{"role":"user","content":"Review the CLI commands"}}
+{"isSidechain":true,"agentId":"a1","type":"assistant","message":{"content":[{"type":"tool_use","id":"a","name":"Glob","input":{"pattern":"src/cli/**"}}]}}
+{"isSidechain":true,"agentId":"a1","type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":"src/cli/main.ts"}]}}
+{"isSidechain":true,"agentId":"a1","type":"assistant","message":{"content":[{"type":"tool_use","id":"b","name":"Read","input":{"file_path":"src/cli/main.ts"}}]}}
+"#;
+        let t = read_trajectory(agent.as_bytes()).expect("a sub-agent's run");
+        let tools: Vec<&str> = t.calls.iter().map(|c| c.tool.as_str()).collect();
+        assert_eq!(tools, ["Glob", "Read"]);
+        let typed: Vec<&str> = t.user_messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(typed, ["Review the CLI commands"]);
     }
 }

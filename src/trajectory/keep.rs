@@ -46,9 +46,14 @@ pub struct KeptError {
     /// `build`, `test` or `other`, as working-context failures are kinded.
     pub kind: &'static str,
     pub last_call: usize,
-    /// The same command succeeded after its last failure: kept because it
-    /// failed more than once, but no open failure of the session.
+    /// The same command, or for a build or test any later build or test,
+    /// succeeded after its last failure: kept because it failed more than
+    /// once, but no open failure of the session.
     pub fixed: bool,
+    /// A shell command failed (a build, a test, a script), as opposed to a
+    /// read, search or edit that missed: only these seed a session.
+    #[serde(skip)]
+    pub shell: bool,
 }
 
 /// A search the agent ran and what it found.
@@ -95,8 +100,21 @@ pub fn what_to_keep(t: &Trajectory, findings: &[Finding]) -> Keep {
         })
         .collect();
     let decision = t.plan.as_deref().map(|p| cut(p, TEXT_CHARS));
-    let user_request = t.user_messages.last().map(|m| cut(&m.text, TEXT_CHARS));
-    let goal = t.user_messages.first().map(|m| cut(&m.text, TEXT_CHARS));
+    // A bare reply ("y", "continue", "2") answers the agent: the request is
+    // the latest message that asks something, when there is one.
+    let user_request = t
+        .user_messages
+        .iter()
+        .rev()
+        .find(|m| !is_bare_reply(&m.text))
+        .or(t.user_messages.last())
+        .map(|m| cut(&m.text, TEXT_CHARS));
+    let goal = t
+        .user_messages
+        .iter()
+        .find(|m| !is_bare_reply(&m.text))
+        .or(t.user_messages.first())
+        .map(|m| cut(&m.text, TEXT_CHARS));
     let mut keep = Keep {
         instructions: String::new(),
         paths,
@@ -112,8 +130,22 @@ pub fn what_to_keep(t: &Trajectory, findings: &[Finding]) -> Keep {
     keep
 }
 
+/// A user message of one short word: a choice or a go-ahead, not a request.
+fn is_bare_reply(text: &str) -> bool {
+    let text = text.trim();
+    !text.contains(char::is_whitespace) && text.chars().count() <= BARE_REPLY_CHARS
+}
+
+/// The longest one-word message taken as a bare reply ("continue").
+const BARE_REPLY_CHARS: usize = 10;
+
+/// Whether a path is a shell pattern (`logs/*.jsonl`) rather than a file.
+fn is_pattern(path: &str) -> bool {
+    path.contains(['*', '?'])
+}
+
 /// Files that were re-read (the agent needed them again) and files it
-/// changed, the most used first.
+/// changed, the most used first; a pattern of files is no file in play.
 fn kept_paths(t: &Trajectory, findings: &[Finding]) -> Vec<KeptPath> {
     let mut by_path: HashMap<&str, KeptPath> = HashMap::new();
     for call in &t.calls {
@@ -123,7 +155,7 @@ fn kept_paths(t: &Trajectory, findings: &[Finding]) -> Vec<KeptPath> {
                 by_path.remove(removed.trim_start_matches("./"));
             }
         }
-        let Some(path) = call.path.as_deref() else {
+        let Some(path) = call.path.as_deref().filter(|p| !is_pattern(p)) else {
             continue;
         };
         if !matches!(call.kind, CallKind::Read | CallKind::Write) {
@@ -209,6 +241,16 @@ fn kept_errors(t: &Trajectory) -> Vec<KeptError> {
             if by_subject.contains_key(&key) {
                 settled.push(key);
             }
+            // A build or test that passes settles the failed ones of its
+            // kind (`cargo test parse` failed, then `cargo test` passed).
+            let kind = failure_kind(call);
+            if call.kind == CallKind::Shell && kind != "other" {
+                for (key, e) in &by_subject {
+                    if e.shell && e.kind == kind && !settled.contains(key) {
+                        settled.push(key.clone());
+                    }
+                }
+            }
             continue;
         }
         settled.retain(|k| k != &key);
@@ -220,6 +262,7 @@ fn kept_errors(t: &Trajectory) -> Vec<KeptError> {
             kind: failure_kind(call),
             last_call: 0,
             fixed: false,
+            shell: call.kind == CallKind::Shell,
         });
         entry.times += 1;
         entry.last_call = call.index;
@@ -388,8 +431,9 @@ fn events(keep: &Keep, goal: Option<String>) -> Vec<Value> {
         events.push(json!({"type": "tool_call", "tool": tool, "arguments": {"file_path": p.path}}));
     }
     // A session keeps the latest failure of each kind: the open ones of a
-    // kind go as one failure, a line each, the latest last.
-    let mut errors: Vec<&KeptError> = keep.errors.iter().filter(|e| !e.fixed).collect();
+    // kind go as one failure, a line each, the latest last. A read, search
+    // or edit that missed is no failure the session is left with.
+    let mut errors: Vec<&KeptError> = keep.errors.iter().filter(|e| e.shell && !e.fixed).collect();
     errors.sort_by_key(|e| e.last_call);
     let mut by_kind: Vec<(&str, Vec<String>)> = Vec::new();
     for e in errors {
@@ -561,6 +605,64 @@ mod tests {
             "{:?}",
             keep.events
         );
+    }
+
+    #[test]
+    fn only_shell_failures_still_open_seed_the_session() {
+        let mut t = Trajectory::new(Format::ToolList);
+        for (tool, arguments, error) in [
+            (
+                "Read",
+                json!({"file_path": "src/gone.rs"}),
+                Some("File does not exist."),
+            ),
+            (
+                "Bash",
+                json!({"command": "ls node_modules/x"}),
+                Some("ls: cannot access 'node_modules/x': No such file or directory"),
+            ),
+            (
+                "Bash",
+                json!({"command": "cargo test parse"}),
+                Some("test parse::tabs ... FAILED"),
+            ),
+            ("Bash", json!({"command": "cargo test"}), None),
+        ] {
+            let i = t.push_call(tool, &arguments);
+            t.calls[i].set_result(error.is_some(), error.unwrap_or("ok"));
+        }
+        let keep = what_to_keep(&t, &find_patterns(&t, &Thresholds::default()));
+        // The compaction prompt still names the missing file.
+        assert!(
+            keep.instructions.contains("File does not exist."),
+            "{}",
+            keep.instructions
+        );
+        // The tests passed after the failure: nothing is left open.
+        assert!(
+            keep.events.iter().all(|e| e["type"] != "failure"),
+            "{:?}",
+            keep.events
+        );
+    }
+
+    #[test]
+    fn a_pattern_of_files_is_no_file_and_a_bare_reply_no_request() {
+        let mut t = Trajectory::new(Format::ToolList);
+        t.push_user_message("Summarise the logs");
+        t.push_user_message(" d ");
+        for _ in 0..2 {
+            let i = t.push_call("Bash", &json!({"command": "head -3 logs/*.jsonl"}));
+            t.calls[i].set_result(false, "{}");
+        }
+        let keep = what_to_keep(&t, &find_patterns(&t, &Thresholds::default()));
+        assert!(keep.paths.is_empty(), "{:?}", keep.paths);
+        assert_eq!(keep.user_request.as_deref(), Some("Summarise the logs"));
+        // Only bare replies: the latest is all there is.
+        let mut replies = Trajectory::new(Format::ToolList);
+        replies.push_user_message("y");
+        let keep = what_to_keep(&replies, &[]);
+        assert_eq!(keep.user_request.as_deref(), Some("y"));
     }
 
     #[test]

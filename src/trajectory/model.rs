@@ -43,6 +43,11 @@ impl CallKind {
     }
 }
 
+/// Where lines counted from the end of a file are put in [`Call::lines`]:
+/// past any line counted from the start, so that the first and the last
+/// lines of a file are different parts of it.
+pub const FROM_END: u64 = u64::MAX / 2;
+
 /// One tool call of the agent.
 #[derive(Debug, Clone, Serialize)]
 pub struct Call {
@@ -73,7 +78,8 @@ pub struct Call {
     /// For searches: the first paths the result named.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<String>,
-    /// For a read of part of a file: its lines, `[first, end)` from 1.
+    /// For a read of part of a file: its lines, `[first, end)` from 1, or
+    /// for the last lines of a file (`tail`) `[FROM_END - n, FROM_END)`.
     #[serde(skip)]
     pub lines: Option<(u64, u64)>,
     /// How many calls had been made when this one's result first came

@@ -18,6 +18,12 @@ const EVIDENCE_CALLS: usize = 50;
 const REREAD_FINDINGS: usize = 20;
 /// At most this many failures are reported as repeated.
 const FAILURE_FINDINGS: usize = 10;
+/// At most this many distances between reads are told in a summary.
+const SHOWN_GAPS: usize = 10;
+/// At most this many runs of searches after an error are reported.
+const ERROR_SEARCH_FINDINGS: usize = 10;
+/// At most this many compactions followed by re-reads are reported.
+const COMPACTION_FINDINGS: usize = 10;
 
 /// When a pattern is reported.
 #[derive(Debug, Clone, PartialEq, clap::Args, Deserialize, Serialize, schemars::JsonSchema)]
@@ -341,8 +347,24 @@ fn is_lookup(call: &Call) -> bool {
     matches!(call.kind, CallKind::Read | CallKind::Search)
 }
 
+/// What a lookup fetched: the file it read or the search it ran.
+fn looked_up(call: &Call) -> Option<(CallKind, &str)> {
+    match call.kind {
+        CallKind::Read => call.path.as_deref().map(|p| (CallKind::Read, file_key(p))),
+        CallKind::Search => call.detail.as_deref().map(|d| (CallKind::Search, d)),
+        _ => None,
+    }
+}
+
+/// A run of lookups after an error this long is one step more severe.
+const LONG_RUN: usize = 6;
+
 fn searches_after_error(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
+    // The files read and the searches run before a call, and since then
+    // not changed (a write makes a file new to read).
+    let mut seen: HashSet<(CallKind, &str)> = HashSet::new();
+    let mut seen_before = 0;
     let mut i = 0;
     while i < t.calls.len() {
         if !t.calls[i].is_error {
@@ -353,32 +375,65 @@ fn searches_after_error(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
         // back, did not know of the error.
         let known = t.calls[i].result_after.unwrap_or(i + 1).min(t.calls.len());
         let run = t.calls[known..].iter().take_while(|c| is_lookup(c)).count();
-        if run >= th.searches_after_error {
-            let failed = &t.calls[i];
-            let error = failed
-                .error
-                .as_deref()
-                .map(|e| format!(" ({})", cut(e, 120)))
-                .unwrap_or_default();
-            let summary = format!(
-                "{run} searches and reads right after {} failed{error}: the error's details \
-                 were not at hand",
-                describe_call(failed)
-            );
-            let mut finding = Finding::new(
-                Pattern::SearchesAfterError,
-                3 + run,
-                vec![Lost::ErrorDetails],
-                summary,
-            )
-            .with_calls(std::iter::once(&t.calls[i]).chain(&t.calls[known..known + run]));
-            finding.count = run;
-            findings.push(finding);
-            i = (known + run).max(i + 1);
-        } else {
+        if run < th.searches_after_error {
             i += 1;
+            continue;
         }
+        for call in &t.calls[seen_before..i] {
+            if let Some(fetched) = looked_up(call) {
+                seen.insert(fetched);
+            } else if let (CallKind::Write, Some(path)) = (call.kind, call.path.as_deref()) {
+                seen.remove(&(CallKind::Read, file_key(path)));
+            }
+        }
+        seen_before = i;
+        let lookups = &t.calls[known..known + run];
+        let again = lookups
+            .iter()
+            .filter(|c| looked_up(c).is_some_and(|f| seen.contains(&f)))
+            .count();
+        let failed = &t.calls[i];
+        let error = failed
+            .error
+            .as_deref()
+            .map(|e| format!(" ({})", cut(e, 120)))
+            .unwrap_or_default();
+        // Fetching again what the agent had before the error is the
+        // sign that its details were lost; new places alone are the agent
+        // looking into the error, a weaker sign.
+        let (why, severity) = match again {
+            0 => (
+                "none of them fetched again what the agent had seen before; it may have been \
+                 looking into the error"
+                    .to_string(),
+                3 + usize::from(run >= LONG_RUN),
+            ),
+            n => (
+                format!(
+                    "{n} of them fetched again what the agent had seen before: the error's \
+                     details were not at hand"
+                ),
+                4 + 2 * n.min(3) + usize::from(run >= LONG_RUN),
+            ),
+        };
+        let summary = format!(
+            "{run} searches and reads right after {} failed{error}; {why}",
+            describe_call(failed)
+        );
+        let mut finding = Finding::new(
+            Pattern::SearchesAfterError,
+            severity,
+            vec![Lost::ErrorDetails],
+            summary,
+        )
+        .with_calls(std::iter::once(failed).chain(lookups));
+        finding.count = run;
+        findings.push(finding);
+        i = (known + run).max(i + 1);
     }
+    // The strongest signs, earliest first among equals.
+    findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.calls[0].index));
+    findings.truncate(ERROR_SEARCH_FINDINGS);
     findings
 }
 
@@ -480,11 +535,15 @@ fn rereads(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
             });
             let far = apart_calls.iter().any(|&d| d > 50);
             let severity = 1 + reads.len() + 2 * usize::from(across_compaction) + usize::from(far);
-            let gaps = apart_calls
+            let mut gaps = apart_calls
                 .iter()
+                .take(SHOWN_GAPS)
                 .map(|d| d.to_string())
                 .collect::<Vec<_>>()
                 .join(", ");
+            if apart_calls.len() > SHOWN_GAPS {
+                gaps.push_str(", …");
+            }
             let summary = format!(
                 "{} read {} times with no write to it in between ({} {} apart){}",
                 path,
@@ -582,11 +641,30 @@ fn repeated_failures(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
                 Some(last) => format!(", last with: {}", cut(last, 160)),
                 None => String::new(),
             };
-            let summary = format!(
-                "{} failed {} times{error}; the agent did not keep that it had failed, or why",
-                describe_call(first),
-                calls.len()
-            );
+            let mut commands: Vec<String> = Vec::new();
+            for &i in &calls {
+                let described = describe_call(&t.calls[i]);
+                if !commands.contains(&described) {
+                    commands.push(described);
+                }
+            }
+            let failed = match commands.as_slice() {
+                [one] => format!("{one} failed {} times", calls.len()),
+                // The same error from different commands: name them.
+                [first, second] => format!(
+                    "{} calls failed with the same error ({first}, {second})",
+                    calls.len()
+                ),
+                [first, second, rest @ ..] => format!(
+                    "{} calls failed with the same error ({first}, {second} and {} other{})",
+                    calls.len(),
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" }
+                ),
+                [] => unreachable!("a group holds calls"),
+            };
+            let summary =
+                format!("{failed}{error}; the agent did not keep that it had failed, or why");
             let mut finding = Finding::new(
                 Pattern::RepeatedFailure,
                 3 + 2 * calls.len(),
@@ -608,23 +686,30 @@ fn rereads_after_compaction(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
     let mut findings = Vec::new();
     for compaction in &t.compactions {
         let boundary = compaction.before_call;
-        let read_before: HashSet<&str> = t.calls[..boundary.min(t.calls.len())]
-            .iter()
-            .filter(|c| c.kind == CallKind::Read)
-            .filter_map(|c| c.path.as_deref().map(file_key))
-            .collect();
-        let again: Vec<&Call> = t
+        // Files read before the compaction and not changed since: a file
+        // written after its read is read again for what changed.
+        let mut read_before: HashSet<&str> = HashSet::new();
+        let mut again: Vec<&Call> = Vec::new();
+        for (i, call) in t
             .calls
             .iter()
-            .skip(boundary)
-            .take(th.after_compaction_calls)
-            .filter(|c| {
-                c.kind == CallKind::Read
-                    && c.path
-                        .as_deref()
-                        .is_some_and(|p| read_before.contains(file_key(p)))
-            })
-            .collect();
+            .enumerate()
+            .take(boundary.saturating_add(th.after_compaction_calls))
+        {
+            let Some(path) = call.path.as_deref().map(file_key) else {
+                continue;
+            };
+            match call.kind {
+                CallKind::Read if i < boundary => {
+                    read_before.insert(path);
+                }
+                CallKind::Read if read_before.contains(path) => again.push(call),
+                CallKind::Write => {
+                    read_before.remove(path);
+                }
+                _ => {}
+            }
+        }
         if again.is_empty() {
             continue;
         }
@@ -653,6 +738,8 @@ fn rereads_after_compaction(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
         finding.count = again.len();
         findings.push(finding);
     }
+    findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.calls[0].index));
+    findings.truncate(COMPACTION_FINDINGS);
     findings
 }
 
@@ -757,6 +844,44 @@ mod tests {
             found[0].summary.contains("error: it broke"),
             "{}",
             found[0].summary
+        );
+        assert!(
+            found[0].summary.contains("none of them fetched again"),
+            "{}",
+            found[0].summary
+        );
+        // Reading again what was read before the error is the stronger sign.
+        let again = vec![
+            read("src/lib.rs"),
+            grep("fn missing"),
+            shell("cargo build", true),
+            grep("fn missing"),
+            read("./src/lib.rs"),
+            read("src/main.rs"),
+        ];
+        let found_again = self::found(&run(&again), Pattern::SearchesAfterError);
+        assert!(
+            found_again[0].summary.contains("2 of them fetched again"),
+            "{}",
+            found_again[0].summary
+        );
+        assert!(found_again[0].severity > found[0].severity);
+        // A file changed since it was read is new to read.
+        let changed = vec![
+            read("src/lib.rs"),
+            edit("src/lib.rs"),
+            shell("cargo build", true),
+            read("src/lib.rs"),
+            read("src/main.rs"),
+            grep("fn other"),
+        ];
+        let found_changed = self::found(&run(&changed), Pattern::SearchesAfterError);
+        assert!(
+            found_changed[0]
+                .summary
+                .contains("none of them fetched again"),
+            "{}",
+            found_changed[0].summary
         );
         // Just below: two searches, then something else.
         let below = vec![
@@ -922,6 +1047,35 @@ mod tests {
             ),
         ]);
         assert!(patterns(&viewed).contains(&Pattern::Reread));
+        // The first lines and the last lines are different parts of a
+        // file; the last lines twice are the same part.
+        let ends = run(&[shell("head -5 b.txt", false), shell("tail -5 b.txt", false)]);
+        assert!(!patterns(&ends).contains(&Pattern::Reread));
+        let tails = run(&[
+            shell("tail -n 5 b.txt", false),
+            shell("tail -20 b.txt", false),
+        ]);
+        assert!(patterns(&tails).contains(&Pattern::Reread));
+        let whole = run(&[shell("tail -5 b.txt", false), shell("cat b.txt", false)]);
+        assert!(patterns(&whole).contains(&Pattern::Reread));
+    }
+
+    #[test]
+    fn the_same_error_from_two_commands_names_both() {
+        let mut t = Trajectory::new(Format::ToolList);
+        for command in ["ls -lh /x/ae*.jsonl", "stat /x/ae*.jsonl"] {
+            let i = t.push_call("Bash", &json!({ "command": command }));
+            t.calls[i].set_result(true, "no matches found: /x/ae*.jsonl");
+        }
+        let found = found(&t, Pattern::RepeatedFailure);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].summary.starts_with(
+                "2 calls failed with the same error (Bash `ls -lh /x/ae*.jsonl`, Bash `stat /x/ae*.jsonl`): no matches found"
+            ),
+            "{}",
+            found[0].summary
+        );
     }
 
     #[test]
@@ -969,6 +1123,23 @@ mod tests {
         }
         later.push_call("Read", &json!({"file_path": "src/a.rs"}));
         assert!(!patterns(&later).contains(&Pattern::RereadAfterCompaction));
+        // A file the agent changed after reading it, before or after the
+        // compaction, is read again for what changed.
+        for edited_before in [false, true] {
+            let mut edited = run(&[read("src/a.rs")]);
+            if edited_before {
+                edited.push_call("Edit", &json!({"file_path": "src/a.rs"}));
+            }
+            edited.push_compaction(None);
+            if !edited_before {
+                edited.push_call("Edit", &json!({"file_path": "./src/a.rs"}));
+            }
+            edited.push_call("Read", &json!({"file_path": "src/a.rs"}));
+            assert!(
+                !patterns(&edited).contains(&Pattern::RereadAfterCompaction),
+                "edited before: {edited_before}"
+            );
+        }
     }
 
     #[test]

@@ -221,13 +221,15 @@ fn timeline_svg(out: &mut String, analysis: &Analysis) {
         r#"<svg class="tl" viewBox="0 0 {width} {height}" role="img" aria-label="{} calls in {rows} rows of {per_row}, coloured by kind">"#,
         calls.len()
     );
+    // Each row is labelled with its first call's number, counted from #1
+    // as everywhere else on the page.
     for row in 0..rows {
         let _ = write!(
             out,
             r#"<text class="row-label" x="{}" y="{}" text-anchor="end">{}</text>"#,
             LEFT - 6,
             TOP + row * ROW_H + CELL_H - 5,
-            row * per_row
+            row * per_row + 1
         );
     }
     for call in calls {
@@ -462,6 +464,9 @@ mod tests {
         assert!(page.contains(r##"<a href="#c0">#1</a>"##), "{page}");
         assert!(page.contains("<title>#1 "), "{page}");
         assert!(page.contains("compaction before call #4"), "{page}");
+        // The one row of the timeline is labelled with its first call, #1.
+        assert!(page.contains(r#"text-anchor="end">1</text>"#), "{page}");
+        assert!(!page.contains(r#"text-anchor="end">0</text>"#), "{page}");
     }
 
     #[test]
