@@ -63,10 +63,21 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// True when both texts are the same up to whitespace.
+    /// True when both are the same answer to the same question: the texts
+    /// the same up to whitespace, the questions also up to case and their
+    /// closing punctuation ("who pays for hosting" is "Who pays for
+    /// hosting?").
     pub fn same_as(&self, other: &Entry) -> bool {
-        comparable(&self.question) == comparable(&other.question)
-            && comparable(&self.answer) == comparable(&other.answer)
+        self.same_question(other) && comparable(&self.answer) == comparable(&other.answer)
+    }
+
+    fn same_question(&self, other: &Entry) -> bool {
+        let key = |q: &str| {
+            comparable(q)
+                .trim_end_matches(['?', '.', '!', '？', '。', '！', ' '])
+                .to_lowercase()
+        };
+        key(&self.question) == key(&other.question)
     }
 
     /// True when this entry, read from a note, holds `given`: the same
@@ -74,7 +85,7 @@ impl Entry {
     /// user wrote after an answer (more lines at the end of the note) reads
     /// as part of it, and the answer is still there.
     pub fn holds(&self, given: &Entry) -> bool {
-        if comparable(&self.question) != comparable(&given.question) {
+        if !self.same_question(given) {
             return false;
         }
         let (held, answer) = (comparable(&self.answer), comparable(&given.answer));
@@ -748,6 +759,10 @@ mod tests {
     fn entries_compare_up_to_whitespace() {
         assert!(entry("What  is it?", "A\nthing ").same_as(&entry("What is it?", "A thing")));
         assert!(!entry("What is it?", "A thing").same_as(&entry("What is it?", "Another")));
+        assert!(
+            entry("who pays for hosting", "Ops").same_as(&entry("Who pays for Hosting?", "Ops"))
+        );
+        assert!(!entry("Who pays?", "Ops").same_as(&entry("Who pays?", "ops")));
         // Lines the user added after an answer: the answer is still held.
         let grown = entry("What is it?", "A thing.\n\nUSERLINE 1\n");
         assert!(grown.holds(&entry("What is it?", "A thing.")));

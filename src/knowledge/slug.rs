@@ -1,8 +1,9 @@
 //! File names of knowledge notes: `YYYY-MM-DD <slug>.md`.
 //!
 //! The slug is the first [`SLUG_CHARS`] characters of the prompt, cleaned so
-//! that the name is one plain file name on every common filesystem: path
-//! separators, `:*?"<>|`, control characters and leading dots are removed,
+//! that the name is one plain file name on every common filesystem and a
+//! name an Obsidian link can name: path separators, `:*?"<>|`, the `#^[]`
+//! that end or break a `[[link]]`, control characters and leading dots are removed,
 //! runs of whitespace become one space, and trailing dots and spaces (which
 //! Windows drops) are trimmed. Letters of any script are kept. Because the
 //! name always starts with the date, a Windows device name such as `CON` can
@@ -17,8 +18,11 @@ pub const SLUG_CHARS: usize = 30;
 /// Slug used when nothing of the prompt survives cleaning.
 pub const FALLBACK_SLUG: &str = "note";
 
-/// Characters that are removed from a slug besides control characters.
-const FORBIDDEN: &[char] = &['/', '\\', ':', '*', '?', '"', '<', '>', '|'];
+/// Characters that are removed from a slug besides control characters:
+/// those no file name may hold somewhere, and those a `[[link]]` cannot name.
+const FORBIDDEN: &[char] = &[
+    '/', '\\', ':', '*', '?', '"', '<', '>', '|', '#', '^', '[', ']',
+];
 
 /// True for characters that only steer how text is displayed and could make a
 /// file name look like another one (bidirectional overrides and isolates).
@@ -91,6 +95,7 @@ mod tests {
             ("", FALLBACK_SLUG),
             ("   \t\n  ", FALLBACK_SLUG),
             ("What: *is* \"this\" <thing>? a|b", "What is this thing ab"),
+            ("Fix #12: [urgent] SSO | login^?", "Fix 12 urgent SSO login"),
             ("tabs\tand\nnew  lines", "tabs and new lines"),
             ("nul\u{0}bell\u{7}esc\u{1b}", "nulbellesc"),
             ("trailing dots...", "trailing dots"),

@@ -19,6 +19,8 @@ use std::time::{Duration, SystemTime};
 use chrono::NaiveDate;
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::brain::parse::strip_comments;
+
 use super::note::{self, Entry};
 use super::{slug, Error};
 
@@ -262,11 +264,16 @@ fn apply_once(
         }
         let text = note::append_entries(&existing, &fresh);
         let read_back = note::read_entries(&text);
+        // What Obsidian shows of it: a comment (`%%`) left open hides the
+        // rest of the note.
+        let shown = note::read_entries(&strip_comments(&text));
         if read_back.len() != held.len() + fresh.len()
-            || !fresh.iter().all(|f| read_back.contains(f))
+            || !fresh
+                .iter()
+                .all(|f| read_back.contains(f) && shown.contains(f))
         {
             // The user's text would swallow new entries (say, a code block
-            // left open at the end): start a new note instead.
+            // or a comment left open at the end): start a new note instead.
             tracing::warn!(path = %path.display(), "cannot append to this note; writing another");
             continue;
         }
@@ -640,5 +647,27 @@ mod tests {
         let second = write_entries(&brain, "K", date, "p", &[entry("two?")]).unwrap();
         assert_eq!(second.path, "K/2026-11-22 p (2).md");
         assert_eq!(fs::read_to_string(&path).unwrap(), edited);
+    }
+
+    #[test]
+    fn a_note_left_with_an_open_comment_does_not_hide_new_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let brain = fs::canonicalize(dir.path()).unwrap();
+        let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+        let entry = |q: &str| Entry {
+            question: q.into(),
+            answer: "an answer long enough".into(),
+        };
+        let first = write_entries(&brain, "K", date, "p", &[entry("one?")]).unwrap();
+        let path = brain.join(&first.path);
+        let edited =
+            fs::read_to_string(&path).unwrap() + "%% TODO: double-check the limit with Helen\n";
+        fs::write(&path, &edited).unwrap();
+        let second = write_entries(&brain, "K", date, "p", &[entry("two?")]).unwrap();
+        assert_eq!(second.path, "K/2026-11-22 p (2).md");
+        assert_eq!(fs::read_to_string(&path).unwrap(), edited);
+        // The next answer goes where answers are seen.
+        let third = write_entries(&brain, "K", date, "p", &[entry("three?")]).unwrap();
+        assert_eq!(third.path, second.path);
     }
 }

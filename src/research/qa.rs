@@ -124,10 +124,23 @@ pub fn find_stored_answer(
     });
     let mut matches = matches.into_iter();
     let (section, stored, similarity) = matches.next()?;
-    let answer = as_given(index.brain(), &section, &stored);
+    // A note may answer the same question more than once, the latest last:
+    // the earlier answers are superseded too.
+    let mut given = as_given(index.brain(), &section, &stored);
+    let answer = given.pop()?;
+    let older = given
+        .into_iter()
+        .rev()
+        .map(|answer| (answer, section.clone(), stored.clone()));
+    let others = matches.flat_map(|(s, q, _)| {
+        as_given(index.brain(), &s, &q)
+            .into_iter()
+            .rev()
+            .map(move |answer| (answer, s.clone(), q.clone()))
+    });
     let mut seen = HashSet::from([normalize(&answer)]);
-    let superseded = matches
-        .map(|(s, q, _)| (as_given(index.brain(), &s, &q), s, q))
+    let superseded = older
+        .chain(others)
         .filter(|(answer, _, _)| seen.insert(normalize(answer)))
         .map(|(answer, s, q)| Superseded {
             created: note_date(&s).unwrap_or_default(),
@@ -279,10 +292,11 @@ fn similarity(
 /// A matched entry's answer as the user gave it, read from its note: the
 /// index holds the text as markdown shows it, which drops the `_`s and `*`s
 /// of a plain answer (`ff_<team>_<feature>` came back `ff_<team><feature>`).
-/// The indexed text when the note cannot be read or no longer holds the
-/// entry.
-fn as_given(brain: &Path, section: &SectionHit, question: &str) -> String {
-    let indexed = section.text.trim().to_string();
+/// Every answer the note gives the question, in the note's order (the
+/// latest last); the indexed text when the note cannot be read or no longer
+/// holds the entry.
+fn as_given(brain: &Path, section: &SectionHit, question: &str) -> Vec<String> {
+    let indexed = vec![section.text.trim().to_string()];
     let Ok(source) = std::fs::read_to_string(brain.join(&section.path)) else {
         return indexed;
     };
@@ -295,13 +309,17 @@ fn as_given(brain: &Path, section: &SectionHit, question: &str) -> String {
             .collect()
     };
     let wanted = letters(question);
-    read_entries(&source)
+    let given: Vec<String> = read_entries(&source)
         .into_iter()
-        .rev()
-        .find(|entry| letters(&entry.question) == wanted)
+        .filter(|entry| letters(&entry.question) == wanted)
         .map(|entry| entry.answer.trim().to_string())
         .filter(|answer| !answer.is_empty())
-        .unwrap_or(indexed)
+        .collect();
+    if given.is_empty() {
+        indexed
+    } else {
+        given
+    }
 }
 
 fn note_date(section: &SectionHit) -> Option<String> {
@@ -409,6 +427,33 @@ mod tests {
             .map(|s| s.answer.as_str())
             .collect();
         assert_eq!(replaced, ["Use Inter everywhere."]);
+    }
+
+    #[test]
+    fn every_older_answer_in_a_note_is_superseded() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "Alignment Knowledge/2026-11-25 Lunch.md",
+            "# Lunch\n\n## Confirmed information\n\
+             ### Q. Where do we order team lunch from?\nFrom Bapsang, the Korean place.\n\n\
+             ### Q. Where do we order team lunch from?\nFrom Green Bowl, for the vegans.\n\n\
+             ### Q. Where do we order team lunch from?\nFrom Taqueria Sol, since November.\n",
+        )]);
+        let mut weights = Weights::new(&index);
+        let asked = weights.question_terms("Where do we order team lunch from?");
+        let stored = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).unwrap();
+        assert_eq!(stored.answer, "From Taqueria Sol, since November.");
+        let replaced: Vec<&str> = stored
+            .superseded
+            .iter()
+            .map(|s| s.answer.as_str())
+            .collect();
+        assert_eq!(
+            replaced,
+            [
+                "From Green Bowl, for the vegans.",
+                "From Bapsang, the Korean place."
+            ]
+        );
     }
 
     #[test]

@@ -444,10 +444,36 @@ pub fn informative_text(question: &str) -> String {
         }
         let word = CJK_QUESTION_PART.replace_all(word, " ");
         for piece in word.split_whitespace() {
-            words.push(strip_particle(piece).to_string());
+            let piece = strip_ending(piece);
+            if !piece.is_empty() {
+                words.push(strip_particle(piece).to_string());
+            }
         }
     }
     words.join(" ")
+}
+
+/// Korean endings of a plain or polite question that end a word ("명이에요",
+/// "명이죠", "얼마예요"), longest first: taken off the word's end only,
+/// where [`CJK_QUESTION_PARTS`] are taken out anywhere.
+const KOREAN_ENDINGS: &[&str] = &[
+    "이에요",
+    "인지요",
+    "일까요",
+    "인데요",
+    "이지요",
+    "이죠",
+    "예요",
+    "지요",
+    "죠",
+];
+
+/// "명이에요" → "명"; an ending alone ("예요" left of "얼마예요") → "".
+fn strip_ending(word: &str) -> &str {
+    KOREAN_ENDINGS
+        .iter()
+        .find_map(|ending| word.strip_suffix(ending))
+        .unwrap_or(word)
 }
 
 /// "배포는" → "배포"; words of two syllables or fewer are left alone
@@ -949,6 +975,17 @@ mod tests {
         assert_eq!(informative_text("Which database?"), "Which database");
         assert_eq!(informative_text("How long is a hold?"), "is a hold");
         assert_eq!(informative_text("회의는 어디서 하나요?"), "회의");
+        // Plain and polite endings end a word the same way.
+        for asked in [
+            "회식 인원은 몇 명인가요?",
+            "회식 인원은 몇 명이에요?",
+            "회식 인원은 몇 명이죠?",
+        ] {
+            assert_eq!(informative_text(asked), "회식 인원 명", "{asked}");
+        }
+        assert_eq!(informative_text("회식 예산은 얼마예요?"), "회식 예산");
+        // Taken off a word's end only.
+        assert_eq!(informative_text("죠스 포스터는 어디"), "죠스 포스터");
     }
 
     #[test]
