@@ -71,16 +71,35 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 }
 
 /// `text` on one line of a terminal (a path, a title): every control
-/// character, line breaks included, shown as U+FFFD.
+/// character, line breaks included, shown as U+FFFD; a code line's end as
+/// a space.
 pub fn one_line(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(|c| c.is_control() || c == CODE_LINE_BREAK) {
         return Cow::Borrowed(text);
     }
     Cow::Owned(
         text.chars()
-            .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+            .map(|c| match c {
+                CODE_LINE_BREAK => ' ',
+                c if c.is_control() => '\u{FFFD}',
+                c => c,
+            })
             .collect(),
     )
+}
+
+/// What separates the lines of a code block in a passage's text (U+2028
+/// LINE SEPARATOR): whitespace to search and research, which read a
+/// passage's blocks as its lines, and a line break where text is shown.
+pub const CODE_LINE_BREAK: char = '\u{2028}';
+
+/// `text` to show: the lines of its code blocks on lines of their own.
+pub fn code_lines(text: &str) -> Cow<'_, str> {
+    if text.contains(CODE_LINE_BREAK) {
+        Cow::Owned(text.replace(CODE_LINE_BREAK, "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]

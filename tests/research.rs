@@ -278,6 +278,34 @@ async fn stored_answers_are_found_and_the_newest_wins() {
         .contains("10 euros"));
 }
 
+/// An answer from a code block keeps the block's lines: a command of
+/// several lines comes back as it runs, and so does the search snippet.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_from_a_code_block_keeps_its_lines() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Deploy steps.md",
+        "# Deploy steps\n\nTo deploy the app run:\n\n```bash\ncd /srv/app\ngit pull\nsystemctl restart app\n```\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let body = research(&server, &["How do I deploy the app?"]).await;
+    let answer = answered(&body, "How do I deploy the app?").expect("answered");
+    assert!(
+        answer["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("cd /srv/app\ngit pull\nsystemctl restart app")),
+        "{answer}"
+    );
+    let (status, hits) = server.get("/v1/search?q=systemctl").await;
+    assert_eq!(status, StatusCode::OK, "{hits}");
+    assert!(
+        hits["hits"][0]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("git pull\n<mark>systemctl</mark> restart app")),
+        "{hits}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_empty_brain_leaves_everything_unanswered() {
     let brain = TestBrain::empty();

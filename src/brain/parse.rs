@@ -17,6 +17,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::html::{HtmlText, Piece};
+use crate::text::CODE_LINE_BREAK;
 
 /// Separator between the parts of a heading path.
 pub const HEADING_SEPARATOR: &str = " › ";
@@ -389,6 +390,25 @@ pub fn date_prefix(text: &str) -> Option<NaiveDate> {
     NaiveDate::parse_from_str(head, "%Y-%m-%d").ok()
 }
 
+/// A date as notes' properties write it: `2024-03-05` (with a time or not),
+/// `2024/03/05`, `2024.03.05`, `March 5, 2024`, `Mar 5, 2024` or `5 March
+/// 2024`. A date with the day and month both in numbers but not the year
+/// first (`05/03/2024`) is read either way round in the world: not read.
+fn frontmatter_date(text: &str) -> Option<NaiveDate> {
+    date_prefix(text)
+        .or_else(|| {
+            let head = text.get(..10)?;
+            ["%Y/%m/%d", "%Y.%m.%d"]
+                .iter()
+                .find_map(|format| NaiveDate::parse_from_str(head, format).ok())
+        })
+        .or_else(|| {
+            ["%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y"]
+                .iter()
+                .find_map(|format| NaiveDate::parse_from_str(text, format).ok())
+        })
+}
+
 #[derive(Default)]
 struct Frontmatter {
     title: Option<String>,
@@ -426,9 +446,10 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
             .into_iter()
             .filter_map(|t| normalize_tag(&t))
             .collect(),
-        created: string("date")
-            .or_else(|| string("created"))
-            .and_then(|d| date_prefix(d.trim())),
+        // The first of the two keys that holds a date.
+        created: ["date", "created"]
+            .iter()
+            .find_map(|key| string(key).and_then(|d| frontmatter_date(d.trim()))),
         kind: match string("noggin").as_deref() {
             Some("project-context") => NoteKind::ProjectContext,
             _ => NoteKind::Plain,
@@ -633,7 +654,7 @@ fn walk_body(body: &str) -> Walked {
         block.clear();
     };
 
-    for event in Parser::new_ext(body, markdown_options()) {
+    for (event, range) in Parser::new_ext(body, markdown_options()).into_offset_iter() {
         // Text outside code, where highlights and tags are markup.
         let prose = code_depth == 0 && matches!(event, Event::Text(_));
         match event {
@@ -662,7 +683,11 @@ fn walk_body(body: &str) -> Walked {
             }
             Event::End(TagEnd::CodeBlock) => {
                 code_depth = code_depth.saturating_sub(1);
-                flush_block(&mut block, &mut blocks);
+                let code = code_block_text(&block);
+                if !code.is_empty() {
+                    blocks.push(code);
+                }
+                block.clear();
             }
             Event::End(
                 TagEnd::Paragraph
@@ -737,9 +762,15 @@ fn walk_body(body: &str) -> Walked {
                 } else {
                     text.as_ref()
                 };
-                // Tags are words of prose, not of code (`#codetag`).
+                // Tags are words of prose, not of code (`#codetag`); an
+                // escaped `\#word` is text (its text starts right after the
+                // `\`).
                 if prose && text.contains('#') {
+                    let escaped = range.start > 0 && body.as_bytes()[range.start - 1] == b'\\';
                     for cap in INLINE_TAG.captures_iter(text) {
+                        if escaped && cap.get(0).is_some_and(|m| m.start() == 0) {
+                            continue;
+                        }
                         if let Some(tag) = normalize_tag(&cap[1]) {
                             walked.inline_tags.insert(tag);
                         }
@@ -767,6 +798,30 @@ fn walk_body(body: &str) -> Walked {
     flush_block(&mut block, &mut blocks);
     walked.sections.push(RawSection { headings, blocks });
     walked
+}
+
+/// A code block as one block of its passage: its lines as written (a
+/// tab as four spaces, no trailing blanks, no blank lines at either end),
+/// joined by [`CODE_LINE_BREAK`], so that a command or a config keeps its
+/// lines where the passage's blocks are lines.
+fn code_block_text(code: &str) -> String {
+    let lines: Vec<String> = code
+        .lines()
+        .map(|line| {
+            line.chars()
+                .filter(|&c| c == '\t' || !c.is_control())
+                .collect::<String>()
+                .replace('\t', "    ")
+                .trim_end()
+                .to_string()
+        })
+        .collect();
+    let first = lines.iter().position(|l| !l.is_empty());
+    let last = lines.iter().rposition(|l| !l.is_empty());
+    match (first, last) {
+        (Some(first), Some(last)) => lines[first..=last].join(&CODE_LINE_BREAK.to_string()),
+        _ => String::new(),
+    }
 }
 
 /// True for a paragraph of facts one a line, unpunctuated, as Obsidian
@@ -1067,6 +1122,26 @@ mod tests {
     }
 
     #[test]
+    fn dates_are_read_as_notes_write_them() {
+        let created = |yaml: &str| parse_note("n.md", &format!("---\n{yaml}\n---\nx\n")).created;
+        let march_5 = NaiveDate::from_ymd_opt(2024, 3, 5);
+        for yaml in [
+            "date: 2024-03-05",
+            "date: 2024-03-05T10:00:00Z",
+            "date: 2024/03/05",
+            "date: 2024.03.05",
+            "date: March 5, 2024",
+            "date: Mar 5, 2024",
+            "date: 5 March 2024",
+            // A date that cannot be read leaves the other key to say it.
+            "date: sometime in spring\ncreated: 2024-03-05",
+        ] {
+            assert_eq!(created(yaml), march_5, "{yaml}");
+        }
+        assert_eq!(created("date: 05/03/2024"), None);
+    }
+
+    #[test]
     fn date_comes_from_file_name_when_frontmatter_has_none() {
         let note = parse_note("Alignment Knowledge/2026-11-02 Add a fee.md", "x");
         assert_eq!(note.created, NaiveDate::from_ymd_opt(2026, 11, 2));
@@ -1123,14 +1198,14 @@ mod tests {
             "Follow [[Runbook#Rollback steps]], [[Runbook#^abc123]] and [[#Setup]]. \
              The diagram is ![[arch-v2.png|400]] and ![[map.png|640x480]]. \
              The host is ==kestrel-02== now, `a == b==c` stays. ^mon1\n\n\
-             Run `#codetag` and tag #real.\n",
+             Run `#codetag` and tag #real, not \\#escaped.\n",
         );
         assert_eq!(
             note.sections[0].text,
             "Follow Runbook > Rollback steps, Runbook and Setup. \
              The diagram is arch-v2.png and map.png. \
              The host is kestrel-02 now, a == b==c stays.\n\
-             Run #codetag and tag #real."
+             Run #codetag and tag #real, not #escaped."
         );
         assert_eq!(note.tags, ["real"]);
     }
@@ -1151,6 +1226,20 @@ mod tests {
                 "fly deploy",
                 "[x] done item",
                 "[ ] open item"
+            ]
+        );
+        // A code block is one block that keeps its lines and indentation.
+        let note = parse_note(
+            "n.md",
+            "To deploy run:\n\n```bash\n\ncd /srv/app\ngit  pull\n\n```\n\n```yaml\nserver:\n\tport: 8080   \n```\n",
+        );
+        let texts: Vec<&str> = note.sections[0].text.split('\n').collect();
+        assert_eq!(
+            texts,
+            [
+                "To deploy run:",
+                "cd /srv/app\u{2028}git  pull",
+                "server:\u{2028}    port: 8080"
             ]
         );
     }

@@ -28,7 +28,10 @@ pub fn research(args: ResearchCmdArgs) -> anyhow::Result<()> {
     // Notes may hold terminal escapes; none reaches the terminal.
     for answered in &response.answered {
         writeln!(out, "{}", one_line(&answered.question))?;
-        writeln!(out, "  {marker}{}", printable(&answered.answer))?;
+        // An answer of several lines (a command, a config) keeps its lines,
+        // indented under the first.
+        let answer = printable(&answered.answer).replace('\n', "\n    ");
+        writeln!(out, "  {marker}{answer}")?;
         let sources: Vec<String> = answered
             .evidence
             .iter()

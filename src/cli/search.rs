@@ -51,7 +51,8 @@ fn indented(snippet: &str) -> String {
     snippet
         .lines()
         .filter(|line| !line.trim().is_empty())
-        .map(|line| format!("  {}", one_line(line.trim())))
+        // A code line keeps its indentation.
+        .map(|line| format!("  {}", one_line(line.trim_end())))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -4,7 +4,7 @@
 //! Sections are offered in priority order; each takes what it needs from
 //! what is left, item by item (the newest items first where newness matters),
 //! and the first item that does not fit whole is cut on a character boundary
-//! with a visible "…" when enough of it fits. A section that could not show
+//! with a visible "…" when enough of it fits (a file's path never is). A section that could not show
 //! all its items leaves nothing to the sections after it. What was cut or
 //! left out is reported per section, so a caller can tell a short context
 //! from a squeezed one.
@@ -35,6 +35,9 @@ pub struct Section {
     /// When not all items fit, keep the last ones (the newest) rather than
     /// the first.
     pub keep_newest: bool,
+    /// Items that mean nothing cut (a file's path): shown whole or not at
+    /// all.
+    pub whole_items: bool,
 }
 
 /// What became of one section.
@@ -137,7 +140,7 @@ fn fit_one(section: &Section, budget: usize) -> Fitted {
         // The first item that does not fit whole, cut to the room left
         // (its newline, then its text and "…") if enough of its text shows;
         // nothing after it.
-        if left > marker_chars(item) + MIN_CUT_ITEM_CHARS + 1 {
+        if !section.whole_items && left > marker_chars(item) + MIN_CUT_ITEM_CHARS + 1 {
             let (shortened, _) = cut_chars(item, left - 1);
             kept.push((i, shortened));
             cut = true;
@@ -203,6 +206,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
                 .map(|q| item("  ", q))
                 .collect(),
             keep_newest: false,
+            whole_items: false,
         });
     }
     sections.push(Section {
@@ -214,6 +218,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
             .map(|g| item(checkbox(g.done), &g.text))
             .collect(),
         keep_newest: false,
+        whole_items: false,
     });
     sections.push(Section {
         name: "failures",
@@ -224,6 +229,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
             .map(|f| item(&format!("- {}: ", f.kind.as_str()), &f.text))
             .collect(),
         keep_newest: false,
+        whole_items: false,
     });
     sections.push(Section {
         name: "recent_files",
@@ -237,6 +243,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
             })
             .collect(),
         keep_newest: false,
+        whole_items: true,
     });
     sections.push(Section {
         name: "progress",
@@ -247,12 +254,14 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
             .map(|p| item(checkbox(p.done), &p.text))
             .collect(),
         keep_newest: true,
+        whole_items: false,
     });
     sections.push(Section {
         name: "decisions",
         heading: "Decisions:".into(),
         items: context.decisions.iter().map(|d| item("- ", d)).collect(),
         keep_newest: true,
+        whole_items: false,
     });
     sections.push(Section {
         name: "open_questions",
@@ -263,6 +272,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
             .map(|q| item("- ", q))
             .collect(),
         keep_newest: true,
+        whole_items: false,
     });
     sections.push(Section {
         name: "confirmed",
@@ -273,6 +283,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
             .map(|c| item("- ", &format!("{} → {}", c.question, c.answer)))
             .collect(),
         keep_newest: true,
+        whole_items: false,
     });
     sections
 }
@@ -438,12 +449,32 @@ mod tests {
     }
 
     #[test]
+    fn a_path_is_shown_whole_or_not_at_all() {
+        let files = Section {
+            name: "recent_files",
+            heading: "F:".into(),
+            items: vec!["- web/src/components/RefundButton.tsx (changed)".into()],
+            keep_newest: false,
+            whole_items: true,
+        };
+        let fitted = fit_sections(std::slice::from_ref(&files), 30);
+        assert_eq!(fitted[0].text, None);
+        assert!(fitted[0].report.left_out);
+        let fitted = fit_sections(&[files], 60);
+        assert_eq!(
+            fitted[0].text.as_deref(),
+            Some("F:\n- web/src/components/RefundButton.tsx (changed)")
+        );
+    }
+
+    #[test]
     fn newest_progress_is_kept_when_squeezed() {
         let section = Section {
             name: "progress",
             heading: "P:".into(),
             items: vec!["- old item".into(), "- new item".into()],
             keep_newest: true,
+            whole_items: false,
         };
         let fitted = fit_sections(&[section], 3 + 11);
         assert_eq!(fitted[0].text.as_deref(), Some("P:\n- new item"));
@@ -457,12 +488,14 @@ mod tests {
             heading: "Last user query:".into(),
             items: vec!["ship the refund button by Friday".into()],
             keep_newest: false,
+            whole_items: false,
         };
         let goals = Section {
             name: "goals",
             heading: "G:".into(),
             items: vec!["- ship refunds".into()],
             keep_newest: false,
+            whole_items: false,
         };
         // After the query's heading too little is left to cut its item, but
         // enough for the goal's short heading and a cut goal.
@@ -501,12 +534,14 @@ mod tests {
                     "- test: refund::partial FAILED".into(),
                 ],
                 keep_newest: true,
+                whole_items: false,
             },
             Section {
                 name: "recent_files",
                 heading: "Recent files:".into(),
                 items: vec!["- src/lib.rs".into()],
                 keep_newest: false,
+                whole_items: false,
             },
         ]
     }

@@ -166,6 +166,7 @@ pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
         heading: "## Found in the user's notes (self-research)".into(),
         items: facts,
         keep_newest: false,
+        whole_items: false,
     });
     // The working context's parts are headings of the pack like the others
     // ("## Goals"), so that none reads as part of the section before it.
@@ -185,6 +186,7 @@ pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
             .into_iter()
             .collect(),
         keep_newest: false,
+        whole_items: false,
     });
     let rest = budget.saturating_sub(frame + query_cost);
     let fitted = fit_sections(&sections, rest);

@@ -717,7 +717,7 @@ pub fn snippet(text: &str, terms: &HashSet<&str>, max_chars: usize) -> String {
     if to < text.len() {
         out.push('…');
     }
-    out
+    crate::text::code_lines(&out).into_owned()
 }
 
 #[cfg(test)]

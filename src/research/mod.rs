@@ -390,7 +390,7 @@ fn gather(
                     title: f.section.title.clone(),
                     heading: f.section.heading.clone(),
                     excerpt: if excerpt_chars > 0 {
-                        excerpt(f, excerpt_chars)
+                        crate::text::code_lines(&excerpt(f, excerpt_chars)).into_owned()
                     } else {
                         String::new()
                     },
@@ -494,7 +494,7 @@ fn respond(
                 }
                 answered.push(Answered {
                     question: q.question,
-                    answer,
+                    answer: crate::text::code_lines(&answer).into_owned(),
                     confidence: round3(confidence),
                     source: SOURCE,
                     evidence,
