@@ -30,11 +30,14 @@ pub struct SessionEventsRequest {
     /// The session (1 to 200 characters); its first event creates it.
     pub session: String,
     /// Events in order, as `POST /v1/sessions/{id}/events` takes them:
-    /// objects with a `type`: `user_message` and `goal` (`text`),
-    /// `tool_call` (`tool`, `arguments` naming file paths), `progress`,
-    /// `failure` (`kind`: build, test or other; `text`), `resolved`,
-    /// `decision`. Goal, progress and decision texts and tool names are at
-    /// most 2,000 characters, a user message 20,000.
+    /// objects with a `type` and its fields: `user_message` (`text`),
+    /// `goal` and `progress` (`text`, `done` true or false, default false),
+    /// `tool_call` (`tool`, `arguments` naming file paths, `is_error`),
+    /// `failure` (`kind`: `build`, `test` or `other`; `text`), `resolved`
+    /// (`kind`: the failure's kind, now fixed), `decision` (`text`). Goal,
+    /// progress and decision texts and tool names are at most 2,000
+    /// characters, a user message 20,000; a field the type does not take is
+    /// refused.
     pub events: Vec<Value>,
 }
 
@@ -42,6 +45,7 @@ pub struct SessionEventsRequest {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkingContextRequest {
+    /// The session (1 to 200 characters) whose working context to show.
     pub session: String,
     /// Characters the block may take (default 2,000, at most 1,000,000).
     #[serde(default, deserialize_with = "crate::context::optional_budget")]

@@ -26,6 +26,8 @@ const QUERY_HEADING: &str = "## Last user query";
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PackRequest {
+    /// The session whose working context goes into the pack, and in which
+    /// the research is recorded; none for a pack of research alone.
     #[serde(default)]
     pub session: Option<String>,
     /// The user's request; when given it is the last user query.

@@ -91,7 +91,8 @@ impl NogginMcp {
     /// Ranked notes for a query, as `GET /v1/search`.
     #[tool(
         name = "search",
-        description = "Search the user's notes (the brain). Returns the best notes first, one hit per note, with a snippet where matches are in <mark>."
+        description = "Search the user's notes (the brain). Returns the best notes first, one hit per note, with a snippet where matches are in <mark>.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn search(
         &self,
@@ -103,7 +104,8 @@ impl NogginMcp {
     /// Open questions answered from the notes, as `POST /v1/research`.
     #[tool(
         name = "research",
-        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user. With indexing true, noggin was still indexing the notes: ask again shortly before asking the user."
+        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user. With indexing true, noggin was still indexing the notes: ask again shortly before asking the user.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn research(
         &self,
@@ -119,7 +121,13 @@ impl NogginMcp {
     /// The user's answers written back as a dated note, as `POST /v1/answers`.
     #[tool(
         name = "remember",
-        description = "Save the answers the user gave to clarification questions as a dated note in the brain, so they are never asked again. Only the user's own answers: never answers found by research."
+        description = "Save the answers the user gave to clarification questions as a dated note in the brain, so they are never asked again. Only the user's own answers: never answers found by research.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn remember(
         &self,
@@ -135,7 +143,8 @@ impl NogginMcp {
     /// One note's source and metadata, as `GET /v1/notes/{path}`.
     #[tool(
         name = "read_note",
-        description = "Read one note of the brain: its markdown source and metadata."
+        description = "Read one note of the brain: its markdown source and metadata.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn read_note(
         &self,
@@ -151,7 +160,13 @@ impl NogginMcp {
     /// A session's events stored, as `POST /v1/sessions/{id}/events`.
     #[tool(
         name = "session_events",
-        description = "Record what happens in this session (user messages, goals, tool calls with file paths, build/test failures, progress, decisions) so noggin keeps its working context across compaction. All events are checked before any is stored."
+        description = "Record what happens in this session (user messages, goals, tool calls with file paths, build/test failures, progress, decisions) so noggin keeps its working context across compaction. All events are checked before any is stored.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn session_events(
         &self,
@@ -167,7 +182,8 @@ impl NogginMcp {
     /// A session's `[working-context]` block, as `GET /v1/sessions/{id}/context`.
     #[tool(
         name = "working_context",
-        description = "The session's working context as a `[working-context]` block within a character budget: the last user query, goals, latest failures, recent files, progress, decisions, open questions and confirmed answers; also structured."
+        description = "The session's working context as a `[working-context]` block within a character budget: the last user query, goals, latest failures, recent files, progress, decisions, open questions and confirmed answers; also structured.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn working_context(
         &self,
@@ -183,7 +199,8 @@ impl NogginMcp {
     /// The context pack, as `POST /v1/context`.
     #[tool(
         name = "context_pack",
-        description = "One `[context-pack]` block within a character budget: the last user query, the session's working context, project context and research for open questions (answered from the notes; the rest listed as unanswered)."
+        description = "One `[context-pack]` block within a character budget: the last user query, the session's working context, project context and research for open questions (answered from the notes; the rest listed as unanswered).",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn context_pack(
         &self,
@@ -199,7 +216,8 @@ impl NogginMcp {
     /// A chat history cut to a token budget, as `POST /v1/context/window`.
     #[tool(
         name = "context_window",
-        description = "Cut a chat history (OpenAI or Anthropic messages) to a token budget: keeps system messages and the latest user message, never splits a tool call from its result, and can pin the session's working-context block."
+        description = "Cut a chat history (OpenAI or Anthropic messages) to a token budget: keeps system messages and the latest user message, never splits a tool call from its result, and can pin the session's working-context block.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn context_window(
         &self,
@@ -215,7 +233,8 @@ impl NogginMcp {
     /// Where an agent lost context, as `POST /v1/trajectories/analyze`.
     #[tool(
         name = "analyze_trajectory",
-        description = "Analyse an agent's trajectory (a JSON list of tool calls, a Claude Code session or a Codex CLI rollout, as text) for signs of lost context: re-reads, searches after errors, repeated failures, reads after compaction; with what to keep across compaction."
+        description = "Analyse an agent's trajectory (a JSON list of tool calls, a Claude Code session or a Codex CLI rollout, as text) for signs of lost context: re-reads, searches after errors, repeated failures, reads after compaction; with what to keep across compaction.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn analyze_trajectory(
         &self,
@@ -234,7 +253,8 @@ impl NogginMcp {
     /// What noggin holds, as `GET /v1/status`.
     #[tool(
         name = "status",
-        description = "noggin's status: the brain, notes and sections indexed, whether indexing runs, the watcher and the deciders in use."
+        description = "noggin's status: the brain, notes and sections indexed, whether indexing runs, the watcher and the deciders in use.",
+        annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn status(
         &self,

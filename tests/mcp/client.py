@@ -59,6 +59,12 @@ async def exercise(session):
             check(tool.input_schema.get("type") == "object", f"{tool.name} has an input schema")
             check(tool.output_schema is not None, f"{tool.name} has an output schema")
     found["tools"] = sorted(names)
+    # Which tools change anything: only remember (the user's notes) and
+    # session_events (the session), and neither destroys what is there.
+    writers = {t.name for t in tools if t.annotations is None or t.annotations.read_only_hint is not True}
+    check(writers == {"remember", "session_events"}, f"the tools that write: {sorted(writers)}")
+    remember_tool = next(t for t in tools if t.name == "remember")
+    check(remember_tool.annotations.destructive_hint is False, "remember destroys nothing")
     search_tool = next(t for t in tools if t.name == "search")
     limit = search_tool.input_schema["properties"]["limit"]
     check(
