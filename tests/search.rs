@@ -173,6 +173,29 @@ async fn folder_and_tag_filters_narrow_the_hits() {
     assert!(both.iter().all(|p| p.starts_with("한국어/")), "{both:?}");
 }
 
+/// A tag matches the tags nested under it, as in Obsidian: `project` finds
+/// `project/alpha`, but not `projects` nor a tag that only ends in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tag_filter_finds_the_tags_nested_under_it() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "alpha.md",
+        "---\ntags: [project/alpha]\n---\nKestrel rollout plan.\n",
+    );
+    brain.write("beta.md", "Kestrel notes #project/beta/infra\n");
+    brain.write("top.md", "---\ntags: project\n---\nKestrel overview.\n");
+    brain.write(
+        "other.md",
+        "---\ntags: [projects, old/project]\n---\nKestrel archive.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let mut hits = paths(&server.search("kestrel", &[("tag", "#Project")]).await);
+    hits.sort();
+    assert_eq!(hits, ["alpha.md", "beta.md", "top.md"]);
+    let nested = paths(&server.search("kestrel", &[("tag", "project/beta")]).await);
+    assert_eq!(nested, ["beta.md"]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_note_the_question_names_ranks_in_the_top_three() {
     // `Plugins/Search.md` says little about shortcuts, while two notes list

@@ -26,7 +26,9 @@ use tantivy::{IndexReader, ReloadPolicy};
 pub use corpus::Corpus;
 pub use owner::{holder, Follows, Holder};
 pub use schema::{Fields, SCHEMA_VERSION};
-pub use search::{folder_key, Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit};
+pub use search::{
+    folder_key, has_tag, Hit, Passage, PassageKey, Reranker, SearchFilter, SectionHit,
+};
 use writer::Manifest;
 pub use writer::{Progress, ReconcileReport};
 

@@ -527,6 +527,26 @@ impl Index {
                             mark(postings);
                         }
                     }
+                    Clause::Tag(field, tag) => {
+                        let inverted = segment
+                            .inverted_index(*field)
+                            .map_err(|e| self.tantivy_err(e))?;
+                        let term = Term::from_field_text(*field, tag);
+                        if let Some(postings) = inverted
+                            .read_postings(&term, IndexRecordOption::Basic)
+                            .map_err(|e| self.tantivy_err(e.into()))?
+                        {
+                            mark(postings);
+                        }
+                        terms_under(&inverted, tag, |info| {
+                            mark(
+                                inverted
+                                    .read_postings_from_terminfo(info, IndexRecordOption::Basic)?,
+                            );
+                            Ok(())
+                        })
+                        .map_err(|e| self.tantivy_err(e.into()))?;
+                    }
                     Clause::Under(folder) => {
                         let inverted = segment
                             .inverted_index(path)
@@ -557,6 +577,9 @@ impl Index {
 pub(super) enum Clause {
     /// A passage of the note has this value in this (exact) field.
     Has(Field, String),
+    /// The note has this tag or one nested under it (`project` for
+    /// `project/alpha`), as Obsidian's tag search finds them.
+    Tag(Field, String),
     /// The note lies under this folder (relative, no slash at either end).
     Under(String),
 }
@@ -583,17 +606,28 @@ pub(super) fn paths_under(
         vec![composed, decomposed]
     };
     for form in forms {
-        let from = format!("{form}/");
-        let to = format!("{form}0");
-        let mut under = paths
-            .terms()
-            .range()
-            .ge(from.as_bytes())
-            .lt(to.as_bytes())
-            .into_stream()?;
-        while under.advance() {
-            each(under.value())?;
-        }
+        terms_under(paths, &form, &mut each)?;
+    }
+    Ok(())
+}
+
+/// Calls `each` with every term of a field that starts with `parent/`:
+/// they sort between it and "parent0" ('0' follows '/').
+fn terms_under(
+    inverted: &InvertedIndexReader,
+    parent: &str,
+    mut each: impl FnMut(&TermInfo) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let from = format!("{parent}/");
+    let to = format!("{parent}0");
+    let mut under = inverted
+        .terms()
+        .range()
+        .ge(from.as_bytes())
+        .lt(to.as_bytes())
+        .into_stream()?;
+    while under.advance() {
+        each(under.value())?;
     }
     Ok(())
 }

@@ -61,7 +61,8 @@ pub fn query_pairs(text: &str) -> Vec<(String, String)> {
 pub struct SearchFilter {
     /// A folder relative to the brain ("Harbor/Decisions"); notes beneath it match.
     pub folder: Option<String>,
-    /// A tag, with or without `#`, any case.
+    /// A tag, with or without `#`, any case; its nested tags
+    /// (`project/alpha` for `project`) match too ([`has_tag`]).
     pub tag: Option<String>,
     /// Only notes of this kind ("note", "project-context").
     pub kind: Option<&'static str>,
@@ -379,7 +380,7 @@ impl Index {
             .as_deref()
             .and_then(crate::brain::parse::normalize_tag)
         {
-            clauses.push(rank::Clause::Has(f.tags, tag));
+            clauses.push(rank::Clause::Tag(f.tags, tag));
         }
         if let Some(kind) = filter.kind {
             clauses.push(rank::Clause::Has(f.kind, kind.to_string()));
@@ -657,6 +658,15 @@ pub fn match_ranges(text: &str, terms: &HashSet<&str>) -> Vec<(usize, usize)> {
         }
     }
     ranges
+}
+
+/// Whether a note's (normalized) tags hold `tag` or a tag nested under it,
+/// as Obsidian's tag search finds them: `project` matches `project/alpha`.
+pub fn has_tag(tags: &[String], tag: &str) -> bool {
+    tags.iter().any(|t| {
+        t.strip_prefix(tag)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
 }
 
 /// A window of about `max_chars` of `text` around the densest matches, as

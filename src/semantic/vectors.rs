@@ -541,7 +541,7 @@ fn passes(filter: &SearchFilter, hit: &SectionHit) -> bool {
         .as_deref()
         .and_then(crate::brain::parse::normalize_tag)
     {
-        if !hit.tags.contains(&tag) {
+        if !crate::index::has_tag(&hit.tags, &tag) {
             return false;
         }
     }
