@@ -173,6 +173,23 @@ async fn folder_and_tag_filters_narrow_the_hits() {
     assert!(both.iter().all(|p| p.starts_with("한국어/")), "{both:?}");
 }
 
+/// A note is found by its file name (its name in Obsidian, what links use)
+/// when its title is another.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_note_is_found_by_its_file_name() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Ledger Sharding.md",
+        "---\ntitle: Design doc v2\n---\nWe split by customer id.\n",
+    );
+    brain.write("Index.md", "# Index\n\nAll the design docs.\n");
+    let server = TestServer::start(&brain).await;
+    let hits = server.search("ledger", &[]).await;
+    assert_eq!(paths(&hits), ["Ledger Sharding.md"]);
+    // The title shown is still the note's title.
+    assert_eq!(hits[0]["title"], "Design doc v2");
+}
+
 /// A tag matches the tags nested under it, as in Obsidian: `project` finds
 /// `project/alpha`, but not `projects` nor a tag that only ends in it.
 #[tokio::test(flavor = "multi_thread")]

@@ -854,6 +854,14 @@ fn prepare_text(
 fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDocument> {
     let created = note.created.map(|d| d.to_string()).unwrap_or_default();
     let note_id = xxhash_rust::xxh3::xxh3_64(note.path.as_bytes());
+    // The file's name is the note's name in Obsidian (what `[[links]]` and
+    // the quick switcher use): searched with the title when the title is
+    // another (a frontmatter title, a first heading).
+    let name = file_stem(&note.path);
+    let same = |other: &str| other.trim().eq_ignore_ascii_case(name.trim());
+    let name =
+        (!name.trim().is_empty() && !same(&note.title) && !note.aliases.iter().any(|a| same(a)))
+            .then_some(name);
     note.sections
         .iter()
         .enumerate()
@@ -863,6 +871,9 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
             doc.add_text(f.title, &note.title);
             for alias in &note.aliases {
                 doc.add_text(f.title, alias);
+            }
+            if let Some(name) = name {
+                doc.add_text(f.title, name);
             }
             doc.add_text(f.heading, &section.heading);
             for tag in &note.tags {
@@ -883,6 +894,15 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
             doc
         })
         .collect()
+}
+
+/// A note's file name without its folder and its `.md`.
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.len()
+        .checked_sub(3)
+        .filter(|&end| name.is_char_boundary(end) && name[end..].eq_ignore_ascii_case(".md"))
+        .map_or(name, |end| &name[..end])
 }
 
 #[cfg(test)]
