@@ -161,6 +161,11 @@ async fn a_note_about_someone_names_them_in_the_answer() {
         "Settlement.md",
         "# Settlement\n\nThe nightly settlement run is reviewed by Jonas Weber.\n",
     );
+    brain.write(
+        "People/Helen Ortiz.md",
+        "# Helen Ortiz\n\nApproves refunds over 100 USD and the hiring plan.\n",
+    );
+    brain.write("会议记录.md", "# 会议记录\n\n发布负责人是李娜。\n");
     let server = TestServer::start(&brain).await;
     let failures = check(
         &server,
@@ -176,6 +181,17 @@ async fn a_note_about_someone_names_them_in_the_answer() {
                 "決済サービスのオーナーは誰ですか？",
                 Answer("人/佐藤健.md", "佐藤健: "),
             ),
+            // An acronym is nobody's name.
+            (
+                "Who approves refunds?",
+                Answer("People/Helen Ortiz.md", "Helen Ortiz: Approves refunds"),
+            ),
+            // A sentence that says who it is needs no title before it (a
+            // title of a few characters may be no name: "会议记录").
+            (
+                "发布负责人是谁?",
+                Answer("会议记录.md", "发布负责人是李娜。"),
+            ),
             (
                 "Who reviews the nightly settlement run?",
                 Answer(
@@ -190,13 +206,17 @@ async fn a_note_about_someone_names_them_in_the_answer() {
     let (_, named) = server
         .post_json(
             "/v1/research",
-            &json!({"questions": ["Who owns the billing service?"]}),
+            &json!({"questions": ["Who owns the billing service?", "发布负责人是谁?"]}),
         )
         .await;
     server.stop().await;
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(
         named["answered"][0]["answer"], "Jonas owns the billing service.",
+        "{named}"
+    );
+    assert_eq!(
+        named["answered"][1]["answer"], "发布负责人是李娜。",
         "{named}"
     );
 }

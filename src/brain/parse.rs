@@ -142,6 +142,11 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
     composed.map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
+/// How a passage's text starts a task item, open or done, as Obsidian
+/// shows its box.
+pub const OPEN_TASK: &str = "[ ] ";
+pub const DONE_TASK: &str = "[x] ";
+
 /// Obsidian's comment marks: `%%hidden%%` inline, or around whole lines.
 pub const COMMENT: &str = "%%";
 
@@ -782,7 +787,7 @@ fn walk_body(body: &str) -> Walked {
                 Some((_, h)) => h.push(' '),
                 None => block.push('\n'),
             },
-            Event::TaskListMarker(done) => block.push_str(if done { "[x] " } else { "[ ] " }),
+            Event::TaskListMarker(done) => block.push_str(if done { DONE_TASK } else { OPEN_TASK }),
             // Struck-through text stays searchable, marked as struck: what a
             // note strikes out is no longer so (research never answers with
             // it).

@@ -855,12 +855,13 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
     let created = note.created.map(|d| d.to_string()).unwrap_or_default();
     let note_id = xxhash_rust::xxh3::xxh3_64(note.path.as_bytes());
     // The file's name is the note's name in Obsidian (what `[[links]]` and
-    // the quick switcher use): searched with the title when the title is
-    // another (a frontmatter title, a first heading).
-    let name = file_stem(&note.path);
-    let same = |other: &str| other.trim().eq_ignore_ascii_case(name.trim());
+    // the quick switcher use): searched with the title when the title does
+    // not say it (a frontmatter title, a first heading).
+    let name = file_stem(&note.path).trim();
+    let lower = name.to_lowercase();
+    let says_it = |other: &str| other.to_lowercase().contains(&lower);
     let name =
-        (!name.trim().is_empty() && !same(&note.title) && !note.aliases.iter().any(|a| same(a)))
+        (!name.is_empty() && !says_it(&note.title) && !note.aliases.iter().any(|a| says_it(a)))
             .then_some(name);
     note.sections
         .iter()

@@ -22,9 +22,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock};
 
+use regex::Regex;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::brain::parse::{CALLOUT_TITLE_END, STRUCK};
+use crate::brain::parse::{CALLOUT_TITLE_END, DONE_TASK, OPEN_TASK, STRUCK};
 use crate::cache::CappedMap;
 use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
@@ -121,8 +122,9 @@ pub struct SectionTokens {
     word_count: Vec<usize>,
     /// Whether each line ends like a statement (a list item may not).
     ends_sentence: Vec<bool>,
-    /// Whether all of each sentence is struck through (`~~…~~`): no longer
-    /// so, never an answer or part of one.
+    /// Whether all of each sentence is struck through (`~~…~~`), or is a
+    /// task still open: no longer so, or not yet, never an answer or part
+    /// of one.
     struck: Vec<bool>,
     /// Whether each sentence is a question: it asks, it states nothing, so
     /// it is never an answer or part of one (a note of open questions, the
@@ -201,12 +203,15 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let table_row: Vec<bool> = sentences().map(is_table_row).collect();
     let word_count: Vec<usize> = sentences().map(|s| s.split_whitespace().count()).collect();
     let title_like = title_lines(text, &spans, &table_row, &word_count);
-    // A sentence struck through as a whole is never an answer.
+    // A sentence struck through as a whole is never an answer, nor is a
+    // task still open: it says what is to be done, not what is so.
     let struck: Vec<bool> = spans
         .iter()
         .zip(&said)
         .map(|(&(s, e), left)| {
-            text[s..e].contains(char::is_alphanumeric) && !left.contains(char::is_alphanumeric)
+            let sentence = &text[s..e];
+            (sentence.contains(char::is_alphanumeric) && !left.contains(char::is_alphanumeric))
+                || sentence.trim_start().starts_with(OPEN_TASK)
         })
         .collect();
     let context_line = context_lines(&table_row, &title_like);
@@ -1111,22 +1116,36 @@ fn score_sentences(
 }
 
 /// True when `answer` names someone the question does not: a capitalized
-/// word past the start of a sentence ("… is owned by Jonas"). Korean,
-/// Japanese and Chinese names carry no capitals: never there.
+/// word past the start of a sentence ("… is owned by Jonas"), not an
+/// acronym ("100 USD", "the API"). Korean, Japanese and Chinese names carry
+/// no capitals: there, a sentence that says who is who ("负责人是李娜",
+/// "担当者は佐藤です", "담당자는 김민수입니다") names them.
 fn names_someone(answer: &str, asked: &super::question::Asked) -> bool {
     answer
-        .split_inclusive(['.', '!', '?', '\n'])
+        .split_inclusive(['.', '!', '?', '\n', '。', '！', '？'])
         .any(|sentence| {
-            sentence
-                .split_whitespace()
-                .skip(1)
-                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-                .any(|w| {
-                    w.chars().next().is_some_and(char::is_uppercase)
-                        && !asked.lower.contains(&w.to_lowercase())
-                })
+            CJK_NAMING.is_match(sentence)
+                || sentence
+                    .split_whitespace()
+                    .skip(1)
+                    .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+                    .any(|w| {
+                        w.chars().next().is_some_and(char::is_uppercase)
+                            && !w.chars().all(|c| c.is_uppercase() || c.is_ascii_digit())
+                            && !asked.lower.contains(&w.to_lowercase())
+                    })
         })
 }
+
+/// A Chinese, Japanese or Korean sentence that says who someone is: "X 是
+/// <name>", "X は <name> です", "X 는 <name> 입니다" (a name of a few
+/// characters ending the sentence).
+static CJK_NAMING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"是\s*\p{Han}{2,4}\s*[。.!！]?\s*$|[はが]\s*[\p{Han}\p{Katakana}ー]{1,8}(?:さん)?\s*(?:です|だ)|[은는이가]\s*[가-힣]{2,4}\s*(?:입니다|이에요|예요|이다|님)",
+    )
+    .expect("static regex")
+});
 
 /// True when a note's title reads as someone's name ("Mina Park", "佐藤健")
 /// that neither the question nor the answer says: a note about them.
@@ -1171,6 +1190,8 @@ pub fn answer_text(finding: &NoteFinding) -> String {
     let answer = text[s..e]
         .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
         .trim();
+    // A task done says what was done, without its box.
+    let answer = answer.strip_prefix(DONE_TASK).unwrap_or(answer);
     let term = match finding.sentence.term {
         Some(Term::Line(ts, te)) => text[ts..te].trim(),
         Some(Term::Heading) => own_heading(&finding.section.heading).trim(),
@@ -1290,6 +1311,38 @@ mod tests {
         assert_eq!(sections[best.section].path, "adr.md");
         // The prior decider's confidence leaves the pairs out.
         assert!(prior_confidence(&best.features) < best.features[PRIOR]);
+    }
+
+    #[test]
+    fn a_task_still_open_is_no_answer_and_a_done_one_loses_its_box() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "tidepool.md",
+            "# Tidepool\n\n- [ ] Renew the KHOA API key for Tidepool\n- [x] Rotate the Tidepool staging password\n",
+        )]);
+        let candidates_of = |asked: &str| {
+            let question = Weights::new(&index).question_terms(asked);
+            let Candidates {
+                sections,
+                candidates,
+            } = score_candidates(&index, &question, &[], false);
+            candidates
+                .into_iter()
+                .map(|c| {
+                    let finding = NoteFinding {
+                        section: sections[c.section].clone(),
+                        sentence: c.sentence,
+                    };
+                    answer_text(&finding)
+                })
+                .collect::<Vec<String>>()
+        };
+        let key = candidates_of("What is the KHOA API key for Tidepool?");
+        assert!(key.iter().all(|a| !a.contains("Renew")), "{key:?}");
+        let password = candidates_of("Was the Tidepool staging password rotated?");
+        assert_eq!(
+            password.first().map(String::as_str),
+            Some("Rotate the Tidepool staging password")
+        );
     }
 
     #[test]
