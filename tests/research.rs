@@ -278,6 +278,57 @@ async fn stored_answers_are_found_and_the_newest_wins() {
         .contains("10 euros"));
 }
 
+/// A note whose status says it no longer holds is searched but never
+/// answered from: the question is answered from the note that holds, or
+/// left open.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_superseded_note_is_never_the_answer() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Decisions/Deploy on Thursdays.md",
+        "---\nstatus: superseded\n---\n# Deploy on Thursdays\n\nWe deploy Lumen to production every Thursday at 10:00.\n",
+    );
+    brain.write(
+        "Decisions/Cache in Redis.md",
+        "---\nstatus: Deprecated\n---\n# Cache in Redis\n\nThe session cache runs on Redis 6.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let body = research(
+        &server,
+        &[
+            "Which day do we deploy Lumen to production?",
+            "What does the session cache run on?",
+        ],
+    )
+    .await;
+    assert_eq!(body["answered"], json!([]), "{body}");
+    // Still found by search.
+    let hits = server.search("thursday deploy", &[]).await;
+    assert_eq!(
+        hits[0]["path"], "Decisions/Deploy on Thursdays.md",
+        "{hits:?}"
+    );
+    brain.write(
+        "Decisions/Deploy on Tuesdays.md",
+        "# Deploy on Tuesdays\n\nWe deploy Lumen to production every Tuesday at 15:00.\n",
+    );
+    let mut answered = None;
+    for _ in 0..50 {
+        let body = research(&server, &["Which day do we deploy Lumen to production?"]).await;
+        if let Some(a) = answered_of(&body) {
+            answered = Some(a);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let answer = answered.expect("answered once the new note is indexed");
+    assert!(answer.contains("Tuesday"), "{answer}");
+}
+
+fn answered_of(body: &Value) -> Option<String> {
+    body["answered"][0]["answer"].as_str().map(str::to_string)
+}
+
 /// An answer from a code block keeps the block's lines: a command of
 /// several lines comes back as it runs, and so does the search snippet.
 #[tokio::test(flavor = "multi_thread")]

@@ -58,6 +58,10 @@ pub struct Note {
     /// Frontmatter `date`/`created`, else a `YYYY-MM-DD` prefix of the file name.
     pub created: Option<NaiveDate>,
     pub kind: NoteKind,
+    /// The note says it no longer holds (frontmatter `status: superseded`,
+    /// `deprecated`, `obsolete`, `outdated`, `archived`): still searched,
+    /// never answered from.
+    pub stale: bool,
     pub sections: Vec<Section>,
 }
 
@@ -378,11 +382,13 @@ pub fn parse_note(path: &str, src: &str) -> Note {
         tags: tags.into_iter().collect(),
         created: meta.created.or_else(|| date_prefix(file_stem)),
         kind: meta.kind,
+        stale: meta.stale,
         sections,
     }
 }
 
-fn file_stem(path: &str) -> &str {
+/// A note's file name without its folder and its extension.
+pub fn file_stem(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.strip_suffix(".markdown")
         .or_else(|| name.strip_suffix(".md"))
@@ -421,7 +427,19 @@ struct Frontmatter {
     tags: Vec<String>,
     created: Option<NaiveDate>,
     kind: NoteKind,
+    stale: bool,
 }
+
+/// Values of a note's `status` that say it no longer holds.
+const STALE_STATUSES: &[&str] = &[
+    "superseded",
+    "deprecated",
+    "obsolete",
+    "outdated",
+    "archived",
+    "replaced",
+    "retired",
+];
 
 fn read_frontmatter(yaml: &str) -> Frontmatter {
     let value: Value = match serde_saphyr::from_str(yaml) {
@@ -459,6 +477,15 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
             Some("project-context") => NoteKind::ProjectContext,
             _ => NoteKind::Plain,
         },
+        stale: map
+            .get("status")
+            .map(|v| string_list(v, &[',']))
+            .unwrap_or_default()
+            .iter()
+            .any(|status| {
+                let status = status.trim().trim_start_matches('#').to_lowercase();
+                STALE_STATUSES.contains(&status.as_str())
+            }),
     }
 }
 

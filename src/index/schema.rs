@@ -8,7 +8,7 @@ use super::analyzer::{ANALYZER_NAME, CHARS_ANALYZER_NAME};
 
 /// Bumped whenever the schema, the analysis or what parsing stores changes;
 /// an index of another version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 17;
+pub const SCHEMA_VERSION: u32 = 18;
 
 /// Name of the fast field that numbers a passage's note.
 pub const NOTE_FIELD: &str = "note";
@@ -39,6 +39,8 @@ pub struct Fields {
     /// A hash of the note's path, the same for all its passages: the fast
     /// field by which note-level ranking groups passages into notes.
     pub note: Field,
+    /// 1 when the note says it no longer holds (stored only, and only then).
+    pub stale: Field,
 }
 
 pub fn build_schema() -> (Schema, Fields) {
@@ -75,6 +77,7 @@ pub fn build_schema() -> (Schema, Fields) {
         kind: builder.add_text_field("kind", exact | STORED),
         ord: builder.add_u64_field("ord", STORED),
         note: builder.add_u64_field(NOTE_FIELD, FAST),
+        stale: builder.add_u64_field("stale", STORED),
     };
     (builder.build(), fields)
 }

@@ -94,6 +94,8 @@ pub struct Passage {
     pub kind: String,
     pub tags: Vec<String>,
     pub ord: u64,
+    /// The note says it no longer holds (`status: superseded`, …).
+    pub stale: bool,
     /// Names the stored passage while it is in the index; `None` for text
     /// that does not come from the index.
     pub key: Option<PassageKey>,
@@ -505,6 +507,7 @@ impl Index {
                 .filter_map(|v| v.as_str().map(str::to_string))
                 .collect(),
             ord: doc.get_first(f.ord).and_then(|v| v.as_u64()).unwrap_or(0),
+            stale: doc.get_first(f.stale).and_then(|v| v.as_u64()) == Some(1),
             key: Some(key),
         });
         self.inner.passages.insert(key, passage.clone());

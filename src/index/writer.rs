@@ -857,7 +857,7 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
     // The file's name is the note's name in Obsidian (what `[[links]]` and
     // the quick switcher use): searched with the title when the title does
     // not say it (a frontmatter title, a first heading).
-    let name = file_stem(&note.path).trim();
+    let name = crate::brain::parse::file_stem(&note.path).trim();
     let lower = name.to_lowercase();
     let says_it = |other: &str| other.to_lowercase().contains(&lower);
     let name =
@@ -892,18 +892,12 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
             doc.add_text(f.kind, note.kind.as_str());
             doc.add_u64(f.ord, ord as u64);
             doc.add_u64(f.note, note_id);
+            if note.stale {
+                doc.add_u64(f.stale, 1);
+            }
             doc
         })
         .collect()
-}
-
-/// A note's file name without its folder and its `.md`.
-fn file_stem(path: &str) -> &str {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.len()
-        .checked_sub(3)
-        .filter(|&end| name.is_char_boundary(end) && name[end..].eq_ignore_ascii_case(".md"))
-        .map_or(name, |end| &name[..end])
 }
 
 #[cfg(test)]

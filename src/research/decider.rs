@@ -828,8 +828,9 @@ pub fn score_candidates(
         {
             // Titles, questions and table header rows are context for what
             // follows them, not answers.
+            // Nor is what a note that no longer holds says.
             let t = &tokens[at];
-            if t.title_like[i] || t.struck[i] || t.asks[i] || is_header_row(t, i) {
+            if section.stale || t.title_like[i] || t.struck[i] || t.asks[i] || is_header_row(t, i) {
                 continue;
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
