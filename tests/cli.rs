@@ -332,6 +332,24 @@ fn an_unreadable_brain_is_an_error_and_the_index_keeps_its_notes() {
 }
 
 #[test]
+fn a_trajectory_over_the_limit_names_the_flag_that_raises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.json");
+    std::fs::write(
+        &file,
+        r#"[{"tool": "Read", "arguments": {"file_path": "a.rs"}}]"#,
+    )
+    .unwrap();
+    let output = run(noggin().args(["analyze", "--max-bytes", "10"]).arg(&file));
+    assert_eq!(output.status.code(), Some(1));
+    let said = stderr(&output);
+    assert!(
+        said.contains("over the limit of 10 bytes (--max-bytes takes a larger one)"),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_failure_says_its_cause_once() {
     let output = run(noggin().args(["analyze", "/no/such/trajectory.jsonl"]));
     assert_eq!(output.status.code(), Some(1));

@@ -698,7 +698,9 @@ fn walk_body(body: &str) -> Walked {
                 let Some((level, text)) = heading.take() else {
                     continue;
                 };
-                let text = collapse_whitespace(HEADING_ID.replace(&text, "").as_ref());
+                // A heading's id and a block id at its end render as nothing.
+                let text = HEADING_ID.replace(&text, "");
+                let text = collapse_whitespace(BLOCK_ID.replace(&text, "").as_ref());
                 walked.sections.push(RawSection {
                     headings: headings.clone(),
                     blocks: std::mem::take(&mut blocks),
@@ -1183,10 +1185,13 @@ mod tests {
     fn a_heading_id_is_not_part_of_the_heading() {
         let note = parse_note(
             "n.md",
-            "# Guide {#guide}\n## Setup {#setup .wide}\nsetup text\n## 사용법 {/*usage*/}\nuse it\n## Sets {a}\nbraces stay\n",
+            "# Guide {#guide}\n## Setup {#setup .wide}\nsetup text\n## 사용법 {/*usage*/}\nuse it\n## Sets {a}\nbraces stay\n## Heading with block ^hid1\nblock text\n",
         );
         let headings: Vec<&str> = note.sections.iter().map(|s| s.heading.as_str()).collect();
-        assert_eq!(headings, ["Setup", "사용법", "Sets {a}"]);
+        assert_eq!(
+            headings,
+            ["Setup", "사용법", "Sets {a}", "Heading with block"]
+        );
         assert_eq!(note.title, "Guide");
     }
 

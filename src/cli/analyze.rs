@@ -13,7 +13,12 @@ pub fn analyze(args: AnalyzeArgs) -> anyhow::Result<()> {
     args.thresholds
         .validate_flags()
         .map_err(anyhow::Error::msg)?;
-    let bytes = trajectory::read_input(&args.file, args.max_bytes)?;
+    let bytes = trajectory::read_input(&args.file, args.max_bytes).map_err(|e| match e {
+        trajectory::Error::TooLarge { .. } => {
+            anyhow::anyhow!("{e} (--max-bytes takes a larger one)")
+        }
+        e => e.into(),
+    })?;
     let analysis = trajectory::analyze(&bytes, &args.thresholds)
         .with_context(|| format!("cannot analyse {:?}", args.file))?;
     if let Some(out) = &args.html {

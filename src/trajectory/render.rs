@@ -355,7 +355,14 @@ fn findings_section(out: &mut String, findings: &[Finding]) {
             title = finding.pattern.title(),
             summary = escape_html(&finding.summary),
             lost = lost.join(", "),
-            calls = plural(finding.calls.len() + finding.more_calls, "call"),
+            calls = match finding.pattern {
+                // Its evidence is the failed call, then the lookups counted.
+                Pattern::SearchesAfterError => format!(
+                    "the failed call and {} after it",
+                    plural(finding.count, "lookup")
+                ),
+                _ => plural(finding.calls.len() + finding.more_calls, "call"),
+            },
         );
         for call in &finding.calls {
             let _ = write!(
