@@ -1038,6 +1038,13 @@ async fn the_card_in_a_browser() {
         .await;
     let facts = facts.as_array().expect("facts");
     assert_eq!(facts.len(), 3, "at most three facts: {facts:?}");
+    // An answer of several lines (a command from a code block) keeps them.
+    assert_eq!(
+        browser
+            .js("return getComputedStyle(document.querySelector('#research .answer')).whiteSpace;")
+            .await,
+        json!("pre-wrap")
+    );
     // The rest are a click away, numbered on from the shown ones.
     let answered = posted["answered"].as_array().expect("answered").len();
     assert_eq!(

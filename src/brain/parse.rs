@@ -401,12 +401,20 @@ pub fn date_prefix(text: &str) -> Option<NaiveDate> {
     NaiveDate::parse_from_str(head, "%Y-%m-%d").ok()
 }
 
-/// A date as notes' properties write it: `2024-03-05` (with a time or not),
-/// `2024/03/05`, `2024.03.05`, `March 5, 2024`, `Mar 5, 2024` or `5 March
-/// 2024`. A date with the day and month both in numbers but not the year
+/// A date as notes' properties write it: `2024-03-05` (with a time or not,
+/// `2024-3-5`, or a link to a daily note, `[[2024-03-05]]`), `2024/03/05`,
+/// `2024.03.05`, `March 5, 2024`, `Mar 5, 2024` or `5 March 2024`. A date with the day and month both in numbers but not the year
 /// first (`05/03/2024`) is read either way round in the world: not read.
 fn frontmatter_date(text: &str) -> Option<NaiveDate> {
+    // A daily note's link (`[[2024-03-05]]`) names its date.
+    let text = text
+        .trim()
+        .strip_prefix("[[")
+        .and_then(|t| t.strip_suffix("]]"))
+        .unwrap_or(text)
+        .trim();
     date_prefix(text)
+        .or_else(|| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
         .or_else(|| {
             let head = text.get(..10)?;
             ["%Y/%m/%d", "%Y.%m.%d"]
@@ -477,14 +485,18 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
             Some("project-context") => NoteKind::ProjectContext,
             _ => NoteKind::Plain,
         },
+        // `status: superseded by ADR-9`, `Status: Deprecated.`: the first
+        // word of a value says it.
         stale: map
-            .get("status")
-            .map(|v| string_list(v, &[',']))
-            .unwrap_or_default()
             .iter()
+            .filter(|(key, _)| key.eq_ignore_ascii_case("status"))
+            .flat_map(|(_, v)| string_list(v, &[',']))
             .any(|status| {
-                let status = status.trim().trim_start_matches('#').to_lowercase();
-                STALE_STATUSES.contains(&status.as_str())
+                let first = status.split_whitespace().next().unwrap_or("");
+                let word = first
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase();
+                STALE_STATUSES.contains(&word.as_str())
             }),
     }
 }
@@ -1156,6 +1168,28 @@ mod tests {
     }
 
     #[test]
+    fn a_status_says_whether_a_note_still_holds() {
+        let stale = |yaml: &str| parse_note("n.md", &format!("---\n{yaml}\n---\nx\n")).stale;
+        for yaml in [
+            "status: superseded",
+            "status: superseded by ADR-9",
+            "Status: Deprecated.",
+            "status: [draft, Archived]",
+            "status: \"#obsolete\"",
+        ] {
+            assert!(stale(yaml), "{yaml}");
+        }
+        for yaml in [
+            "status: accepted",
+            "status: draft",
+            "state: superseded",
+            "title: x",
+        ] {
+            assert!(!stale(yaml), "{yaml}");
+        }
+    }
+
+    #[test]
     fn dates_are_read_as_notes_write_them() {
         let created = |yaml: &str| parse_note("n.md", &format!("---\n{yaml}\n---\nx\n")).created;
         let march_5 = NaiveDate::from_ymd_opt(2024, 3, 5);
@@ -1167,6 +1201,8 @@ mod tests {
             "date: March 5, 2024",
             "date: Mar 5, 2024",
             "date: 5 March 2024",
+            "date: 2024-3-5",
+            "date: \"[[2024-03-05]]\"",
             // A date that cannot be read leaves the other key to say it.
             "date: sometime in spring\ncreated: 2024-03-05",
         ] {

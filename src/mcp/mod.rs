@@ -105,7 +105,12 @@ impl NogginMcp {
     #[tool(
         name = "research",
         description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user. With indexing true, noggin was still indexing the notes: ask again shortly before asking the user.",
-        annotations(read_only_hint = true, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn research(
         &self,
@@ -200,7 +205,12 @@ impl NogginMcp {
     #[tool(
         name = "context_pack",
         description = "One `[context-pack]` block within a character budget: the last user query, the session's working context, project context and research for open questions (answered from the notes; the rest listed as unanswered).",
-        annotations(read_only_hint = true, open_world_hint = false)
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     async fn context_pack(
         &self,

@@ -25,7 +25,7 @@ use std::sync::{Arc, LazyLock};
 use regex::Regex;
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
-use crate::brain::parse::{CALLOUT_TITLE_END, DONE_TASK, OPEN_TASK, STRUCK};
+use crate::brain::parse::{CALLOUT_TITLE_END, STRUCK};
 use crate::cache::CappedMap;
 use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, query_pairs};
@@ -122,9 +122,8 @@ pub struct SectionTokens {
     word_count: Vec<usize>,
     /// Whether each line ends like a statement (a list item may not).
     ends_sentence: Vec<bool>,
-    /// Whether all of each sentence is struck through (`~~…~~`), or is a
-    /// task still open: no longer so, or not yet, never an answer or part
-    /// of one.
+    /// Whether all of each sentence is struck through (`~~…~~`): no longer
+    /// so, never an answer or part of one.
     struck: Vec<bool>,
     /// Whether each sentence is a question: it asks, it states nothing, so
     /// it is never an answer or part of one (a note of open questions, the
@@ -203,15 +202,12 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let table_row: Vec<bool> = sentences().map(is_table_row).collect();
     let word_count: Vec<usize> = sentences().map(|s| s.split_whitespace().count()).collect();
     let title_like = title_lines(text, &spans, &table_row, &word_count);
-    // A sentence struck through as a whole is never an answer, nor is a
-    // task still open: it says what is to be done, not what is so.
+    // A sentence struck through as a whole is never an answer.
     let struck: Vec<bool> = spans
         .iter()
         .zip(&said)
         .map(|(&(s, e), left)| {
-            let sentence = &text[s..e];
-            (sentence.contains(char::is_alphanumeric) && !left.contains(char::is_alphanumeric))
-                || sentence.trim_start().starts_with(OPEN_TASK)
+            text[s..e].contains(char::is_alphanumeric) && !left.contains(char::is_alphanumeric)
         })
         .collect();
     let context_line = context_lines(&table_row, &title_like);
@@ -1191,8 +1187,6 @@ pub fn answer_text(finding: &NoteFinding) -> String {
     let answer = text[s..e]
         .trim_start_matches(|c: char| matches!(c, '-' | '*' | '+' | '>') || c.is_whitespace())
         .trim();
-    // A task done says what was done, without its box.
-    let answer = answer.strip_prefix(DONE_TASK).unwrap_or(answer);
     let term = match finding.sentence.term {
         Some(Term::Line(ts, te)) => text[ts..te].trim(),
         Some(Term::Heading) => own_heading(&finding.section.heading).trim(),
@@ -1312,38 +1306,6 @@ mod tests {
         assert_eq!(sections[best.section].path, "adr.md");
         // The prior decider's confidence leaves the pairs out.
         assert!(prior_confidence(&best.features) < best.features[PRIOR]);
-    }
-
-    #[test]
-    fn a_task_still_open_is_no_answer_and_a_done_one_loses_its_box() {
-        let (_temp, index) = crate::index::indexed_brain(&[(
-            "tidepool.md",
-            "# Tidepool\n\n- [ ] Renew the KHOA API key for Tidepool\n- [x] Rotate the Tidepool staging password\n",
-        )]);
-        let candidates_of = |asked: &str| {
-            let question = Weights::new(&index).question_terms(asked);
-            let Candidates {
-                sections,
-                candidates,
-            } = score_candidates(&index, &question, &[], false);
-            candidates
-                .into_iter()
-                .map(|c| {
-                    let finding = NoteFinding {
-                        section: sections[c.section].clone(),
-                        sentence: c.sentence,
-                    };
-                    answer_text(&finding)
-                })
-                .collect::<Vec<String>>()
-        };
-        let key = candidates_of("What is the KHOA API key for Tidepool?");
-        assert!(key.iter().all(|a| !a.contains("Renew")), "{key:?}");
-        let password = candidates_of("Was the Tidepool staging password rotated?");
-        assert_eq!(
-            password.first().map(String::as_str),
-            Some("Rotate the Tidepool staging password")
-        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::brain::parse::{date_prefix, HEADING_SEPARATOR};
+use crate::brain::parse::{date_prefix, strip_comments, HEADING_SEPARATOR};
 use crate::index::{Corpus, SearchFilter, SectionHit};
 use crate::knowledge::note::read_entries;
 
@@ -87,7 +87,11 @@ pub fn find_stored_answer(
             continue;
         };
         let stored = stored.to_string();
-        if section.text.trim().is_empty() || asked_for.differs(&AskedFor::of(index, &stored)) {
+        // A note marked as no longer holding holds no answer either.
+        if section.stale
+            || section.text.trim().is_empty()
+            || asked_for.differs(&AskedFor::of(index, &stored))
+        {
             continue;
         }
         let (similarity, swapped) = similarity(index, weights, &asked.terms, &stored);
@@ -127,16 +131,16 @@ pub fn find_stored_answer(
     // A note may answer the same question more than once, the latest last:
     // the earlier answers are superseded too.
     let mut given = as_given(index.brain(), &section, &stored);
-    let answer = given.pop()?;
+    let (_, answer) = given.pop()?;
     let older = given
         .into_iter()
         .rev()
-        .map(|answer| (answer, section.clone(), stored.clone()));
+        .map(|(question, answer)| (answer, section.clone(), question));
     let others = matches.flat_map(|(s, q, _)| {
         as_given(index.brain(), &s, &q)
             .into_iter()
             .rev()
-            .map(move |answer| (answer, s.clone(), q.clone()))
+            .map(move |(question, answer)| (answer, s.clone(), question))
     });
     let mut seen = HashSet::from([normalize(&answer)]);
     let superseded = older
@@ -292,14 +296,17 @@ fn similarity(
 /// A matched entry's answer as the user gave it, read from its note: the
 /// index holds the text as markdown shows it, which drops the `_`s and `*`s
 /// of a plain answer (`ff_<team>_<feature>` came back `ff_<team><feature>`).
-/// Every answer the note gives the question, in the note's order (the
-/// latest last); the indexed text when the note cannot be read or no longer
-/// holds the entry.
-fn as_given(brain: &Path, section: &SectionHit, question: &str) -> Vec<String> {
-    let indexed = vec![section.text.trim().to_string()];
+/// Every answer the note gives the question, with the question as that
+/// entry writes it, in the note's order (the latest last), without the
+/// user's comments; the indexed text when the note cannot be read or no
+/// longer holds the entry.
+fn as_given(brain: &Path, section: &SectionHit, question: &str) -> Vec<(String, String)> {
+    let indexed = vec![(question.to_string(), section.text.trim().to_string())];
     let Ok(source) = std::fs::read_to_string(brain.join(&section.path)) else {
         return indexed;
     };
+    // What Obsidian shows of it: no comment of the user's is quoted.
+    let source = strip_comments(&source);
     // The heading's question is as markdown shows it too: compare letters
     // and digits only.
     let letters = |text: &str| -> String {
@@ -309,11 +316,11 @@ fn as_given(brain: &Path, section: &SectionHit, question: &str) -> Vec<String> {
             .collect()
     };
     let wanted = letters(question);
-    let given: Vec<String> = read_entries(&source)
+    let given: Vec<(String, String)> = read_entries(&source)
         .into_iter()
         .filter(|entry| letters(&entry.question) == wanted)
-        .map(|entry| entry.answer.trim().to_string())
-        .filter(|answer| !answer.is_empty())
+        .map(|entry| (entry.question, entry.answer.trim().to_string()))
+        .filter(|(_, answer)| !answer.is_empty())
         .collect();
     if given.is_empty() {
         indexed
@@ -453,6 +460,36 @@ mod tests {
                 "From Green Bowl, for the vegans.",
                 "From Bapsang, the Korean place."
             ]
+        );
+    }
+
+    #[test]
+    fn a_stored_answer_is_read_as_obsidian_shows_it_from_a_note_that_holds() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "Alignment Knowledge/2026-11-20 Wifi.md",
+                "---\nstatus: superseded\n---\n# Wifi\n\n### Q. What is the guest wifi password?\nharbor-guest-2025\n",
+            ),
+            (
+                "Alignment Knowledge/2026-11-25 Lunch.md",
+                "# Lunch\n\n### Q. Where do we order team lunch from?\nFrom Bapsang. %% private: they overcharge %%\n\n\
+                 ### Q. where do we order team lunch from\nFrom Taqueria Sol.\n",
+            ),
+        ]);
+        let mut weights = Weights::new(&index);
+        let asked = weights.question_terms("What is the guest wifi password?");
+        assert!(find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).is_none());
+        let asked = weights.question_terms("Where do we order team lunch from?");
+        let stored = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).unwrap();
+        assert_eq!(stored.answer, "From Taqueria Sol.");
+        let older: Vec<(&str, &str)> = stored
+            .superseded
+            .iter()
+            .map(|s| (s.question.as_str(), s.answer.as_str()))
+            .collect();
+        assert_eq!(
+            older,
+            [("Where do we order team lunch from?", "From Bapsang.")]
         );
     }
 

@@ -59,12 +59,17 @@ async def exercise(session):
             check(tool.input_schema.get("type") == "object", f"{tool.name} has an input schema")
             check(tool.output_schema is not None, f"{tool.name} has an output schema")
     found["tools"] = sorted(names)
-    # Which tools change anything: only remember (the user's notes) and
-    # session_events (the session), and neither destroys what is there.
+    # Which tools change anything: remember (the user's notes),
+    # session_events, and research and context_pack given a session (they
+    # record in it); none destroys what is there.
     writers = {t.name for t in tools if t.annotations is None or t.annotations.read_only_hint is not True}
-    check(writers == {"remember", "session_events"}, f"the tools that write: {sorted(writers)}")
-    remember_tool = next(t for t in tools if t.name == "remember")
-    check(remember_tool.annotations.destructive_hint is False, "remember destroys nothing")
+    check(
+        writers == {"remember", "session_events", "research", "context_pack"},
+        f"the tools that write: {sorted(writers)}",
+    )
+    for tool in tools:
+        if tool.name in writers:
+            check(tool.annotations.destructive_hint is False, f"{tool.name} destroys nothing")
     search_tool = next(t for t in tools if t.name == "search")
     limit = search_tool.input_schema["properties"]["limit"]
     check(
