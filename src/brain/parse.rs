@@ -1001,6 +1001,7 @@ fn split_passages(blocks: &[String]) -> Vec<String> {
     let mut current_chars = 0;
     for block in blocks {
         for piece in split_long_block(block) {
+            let piece = piece.as_ref();
             let piece_chars = piece.chars().count();
             let grown = current_chars + piece_chars;
             let opens_next = current.trim_end().ends_with([':', '：']);
@@ -1025,10 +1026,12 @@ fn split_passages(blocks: &[String]) -> Vec<String> {
     passages
 }
 
-/// Cuts a block longer than [`PASSAGE_MAX_CHARS`] after sentence ends, else at
-/// spaces, else anywhere (a huge line without spaces).
-fn split_long_block(block: &str) -> Vec<&str> {
-    let mut pieces = Vec::new();
+/// Cuts a block longer than [`PASSAGE_MAX_CHARS`] after a code line, else
+/// after sentence ends, else at spaces, else anywhere (a huge line without
+/// spaces). Where a piece goes on in the next, both say so with [`CUT`],
+/// so that nothing quoted from one reads as the whole.
+fn split_long_block(block: &str) -> Vec<Cow<'_, str>> {
+    let mut pieces: Vec<Cow<'_, str>> = Vec::new();
     let mut rest = block;
     // No more bytes than the limit is no more characters: not counted.
     while rest.len() > PASSAGE_MAX_CHARS && rest.chars().count() > PASSAGE_MAX_CHARS {
@@ -1038,19 +1041,36 @@ fn split_long_block(block: &str) -> Vec<&str> {
             .map_or(rest.len(), |(i, _)| i);
         let window = &rest[..limit];
         let cut = window
-            .rmatch_indices(['.', '!', '?', '。', '！', '？'])
-            .map(|(i, m)| i + m.len())
-            .find(|&i| i > limit / 2)
+            .rfind(CODE_LINE_BREAK)
+            .filter(|&i| i > limit / 2)
+            .or_else(|| {
+                window
+                    .rmatch_indices(['.', '!', '?', '。', '！', '？'])
+                    .map(|(i, m)| i + m.len())
+                    .find(|&i| i > limit / 2)
+            })
             .or_else(|| window.rfind(' ').filter(|&i| i > limit / 2))
             .unwrap_or(limit);
-        pieces.push(rest[..cut].trim());
-        rest = rest[cut..].trim_start();
+        pieces.push(Cow::Borrowed(rest[..cut].trim()));
+        rest = rest[cut..].trim_start_matches(|c: char| c.is_whitespace());
     }
     if !rest.is_empty() {
-        pieces.push(rest);
+        pieces.push(Cow::Borrowed(rest));
+    }
+    let last = pieces.len().saturating_sub(1);
+    for (i, piece) in pieces.iter_mut().enumerate() {
+        match (i > 0, i < last) {
+            (false, false) => {}
+            (true, false) => *piece = Cow::Owned(format!("{CUT} {piece}")),
+            (false, true) => *piece = Cow::Owned(format!("{piece} {CUT}")),
+            (true, true) => *piece = Cow::Owned(format!("{CUT} {piece} {CUT}")),
+        }
     }
     pieces
 }
+
+/// Marks where a block was cut between passages.
+const CUT: char = '…';
 
 #[cfg(test)]
 mod tests {
@@ -1445,10 +1465,31 @@ mod tests {
         assert!(note
             .sections
             .iter()
-            .all(|s| s.text.len() <= PASSAGE_MAX_CHARS));
-        assert_eq!(
-            note.sections.iter().map(|s| s.text.len()).sum::<usize>(),
-            10_000
+            .all(|s| s.text.chars().count() <= PASSAGE_MAX_CHARS));
+        // Every x is kept, and each cut is marked on both sides.
+        let text: String = note.sections.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(text.matches('x').count(), 10_000);
+        let cuts = note.sections.len() - 1;
+        assert_eq!(text.matches(CUT).count(), 2 * cuts);
+        // A long code block is cut between its lines.
+        let lines: Vec<String> = (0..60)
+            .map(|i| format!("  --flag-number-{i}=value{i} \\"))
+            .collect();
+        let note = parse_note(
+            "n.md",
+            &format!("```sh\nmigrate \\\n{}\n```\n", lines.join("\n")),
+        );
+        assert!(note.sections.len() >= 2, "{:?}", note.sections);
+        let first = &note.sections[0].text;
+        assert!(first.ends_with(&format!("\\ {CUT}")), "{first:?}");
+        assert!(
+            note.sections[1].text.starts_with(&format!("{CUT} ")),
+            "{:?}",
+            note.sections[1].text
+        );
+        assert!(
+            !first.contains(&format!("{CODE_LINE_BREAK} {CUT}")),
+            "{first:?}"
         );
     }
 
