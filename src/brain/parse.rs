@@ -812,7 +812,13 @@ fn walk_body(body: &str) -> Walked {
                 // escaped `\#word` is text (its text starts right after the
                 // `\`).
                 if prose && text.contains('#') {
-                    let escaped = range.start > 0 && body.as_bytes()[range.start - 1] == b'\\';
+                    // (An odd run of `\` before it: `\\#tag` is a `\` and a tag.)
+                    let backslashes = body.as_bytes()[..range.start]
+                        .iter()
+                        .rev()
+                        .take_while(|&&b| b == b'\\')
+                        .count();
+                    let escaped = backslashes % 2 == 1;
                     for cap in INLINE_TAG.captures_iter(text) {
                         if escaped && cap.get(0).is_some_and(|m| m.start() == 0) {
                             continue;

@@ -62,6 +62,9 @@ impl FileIdentity {
 pub struct ScanReport {
     pub too_large: usize,
     pub unreadable: usize,
+    /// Symbolic links, which noggin does not follow (a link out of the
+    /// brain would index what is not the user's notes).
+    pub links: usize,
 }
 
 /// True for a path component that hides everything beneath it.
@@ -163,6 +166,10 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
                 continue;
             }
         };
+        if entry.file_type().is_symlink() {
+            report.links += 1;
+            continue;
+        }
         if !entry.file_type().is_file() {
             continue;
         }
@@ -449,6 +456,8 @@ mod tests {
         let paths: Vec<&str> = notes.iter().map(|n| n.rel_path.as_str()).collect();
         assert_eq!(paths, ["keep.md", "sub/also.markdown"]);
         assert_eq!(report.too_large, 1);
+        // The links left out are counted, so a summary can say so.
+        assert_eq!(report.links, 3);
         // A note is one note, at its own path: not again through a link.
         std::os::unix::fs::symlink(root.join("sub"), root.join("sublink")).unwrap();
         let (notes, _) = scan_brain(&root, 1024).unwrap();

@@ -21,10 +21,16 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
         value["seconds"] = serde_json::json!(secs);
         return super::print_json(&value);
     }
-    let skipped = match report.skipped_too_large {
-        0 => String::new(),
-        n => format!(", {n} skipped as over --max-note-bytes"),
-    };
+    let mut skipped = String::new();
+    for (n, why) in [
+        (report.skipped_too_large, "skipped as over --max-note-bytes"),
+        (report.skipped_links, "symbolic links not followed"),
+        (report.unreadable, "unreadable (see the warnings above)"),
+    ] {
+        if n > 0 {
+            skipped.push_str(&format!(", {n} {why}"));
+        }
+    }
     println!(
         "indexed {} notes, {} sections in {:.2} s ({} re-parsed, {} unchanged, {} removed{skipped})",
         report.notes, report.sections, secs, report.reparsed, report.unchanged, report.removed

@@ -49,6 +49,11 @@ pub struct ReconcileReport {
     pub unchanged: usize,
     pub removed: usize,
     pub skipped_too_large: usize,
+    /// Symbolic links in the brain, not followed (so not indexed).
+    pub skipped_links: usize,
+    /// Notes (or folders) that could not be read, or whose names are not
+    /// UTF-8: left out, each with a warning in the log.
+    pub unreadable: usize,
     pub took_ms: u64,
     /// The brain could not be read, so nothing was compared: why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -498,7 +503,11 @@ impl WriterOwner {
         set_indexing(&self.setup.status, true);
         let mut report = ReconcileReport::default();
         let files = match list_notes(&self.setup.brain) {
-            Ok((files, _)) => files,
+            Ok((files, scan)) => {
+                report.skipped_links = scan.links;
+                report.unreadable = scan.unreadable;
+                files
+            }
             Err(error) => {
                 // The folder vanished or cannot be read: keep the index as it
                 // was rather than wiping it for what may be an unmounted disk.
@@ -570,7 +579,10 @@ impl WriterOwner {
                         self.forget(&path.rel_path)
                     }
                     Looked::Gone => self.forget(&path.rel_path),
-                    Looked::Unreadable => Outcome::Unchanged,
+                    Looked::Unreadable => {
+                        report.unreadable += 1;
+                        Outcome::Unchanged
+                    }
                 };
                 match outcome {
                     Outcome::Unchanged => report.unchanged += 1,
