@@ -631,43 +631,31 @@ mod tests {
         assert!(!fresh.exists() && other.exists());
     }
 
+    /// A code block or a comment the user left open at a note's end would
+    /// swallow or hide answers appended after it: they go to another note,
+    /// and so do the next ones.
     #[test]
-    fn a_note_left_with_an_open_code_block_is_not_swallowed() {
-        let dir = tempfile::tempdir().unwrap();
-        let brain = fs::canonicalize(dir.path()).unwrap();
-        let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
-        let entry = |q: &str| Entry {
-            question: q.into(),
-            answer: "an answer long enough".into(),
-        };
-        let first = write_entries(&brain, "K", date, "p", &[entry("one?")]).unwrap();
-        let path = brain.join(&first.path);
-        let edited = fs::read_to_string(&path).unwrap() + "\n```\nunclosed code\n";
-        fs::write(&path, &edited).unwrap();
-        let second = write_entries(&brain, "K", date, "p", &[entry("two?")]).unwrap();
-        assert_eq!(second.path, "K/2026-11-22 p (2).md");
-        assert_eq!(fs::read_to_string(&path).unwrap(), edited);
-    }
-
-    #[test]
-    fn a_note_left_with_an_open_comment_does_not_hide_new_answers() {
-        let dir = tempfile::tempdir().unwrap();
-        let brain = fs::canonicalize(dir.path()).unwrap();
-        let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
-        let entry = |q: &str| Entry {
-            question: q.into(),
-            answer: "an answer long enough".into(),
-        };
-        let first = write_entries(&brain, "K", date, "p", &[entry("one?")]).unwrap();
-        let path = brain.join(&first.path);
-        let edited =
-            fs::read_to_string(&path).unwrap() + "%% TODO: double-check the limit with Helen\n";
-        fs::write(&path, &edited).unwrap();
-        let second = write_entries(&brain, "K", date, "p", &[entry("two?")]).unwrap();
-        assert_eq!(second.path, "K/2026-11-22 p (2).md");
-        assert_eq!(fs::read_to_string(&path).unwrap(), edited);
-        // The next answer goes where answers are seen.
-        let third = write_entries(&brain, "K", date, "p", &[entry("three?")]).unwrap();
-        assert_eq!(third.path, second.path);
+    fn a_note_left_with_an_open_block_gets_no_answers_after_it() {
+        for open in [
+            "\n```\nunclosed code\n",
+            "%% TODO: double-check the limit with Helen\n",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let brain = fs::canonicalize(dir.path()).unwrap();
+            let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+            let entry = |q: &str| Entry {
+                question: q.into(),
+                answer: "an answer long enough".into(),
+            };
+            let first = write_entries(&brain, "K", date, "p", &[entry("one?")]).unwrap();
+            let path = brain.join(&first.path);
+            let edited = fs::read_to_string(&path).unwrap() + open;
+            fs::write(&path, &edited).unwrap();
+            let second = write_entries(&brain, "K", date, "p", &[entry("two?")]).unwrap();
+            assert_eq!(second.path, "K/2026-11-22 p (2).md", "{open:?}");
+            assert_eq!(fs::read_to_string(&path).unwrap(), edited);
+            let third = write_entries(&brain, "K", date, "p", &[entry("three?")]).unwrap();
+            assert_eq!(third.path, second.path, "{open:?}");
+        }
     }
 }
