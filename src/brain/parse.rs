@@ -812,7 +812,7 @@ fn walk_body(body: &str) -> Walked {
                 // escaped `\#word` is text (its text starts right after the
                 // `\`).
                 if prose && text.contains('#') {
-                    // (An odd run of `\` before it: `\\#tag` is a `\` and a tag.)
+                    // (An odd run of `\` before it: in `\\#`, the `\` is escaped.)
                     let backslashes = body.as_bytes()[..range.start]
                         .iter()
                         .rev()
@@ -1057,8 +1057,12 @@ fn split_long_block(block: &str) -> Vec<Cow<'_, str>> {
             })
             .or_else(|| window.rfind(' ').filter(|&i| i > limit / 2))
             .unwrap_or(limit);
-        pieces.push(Cow::Borrowed(rest[..cut].trim()));
-        rest = rest[cut..].trim_start_matches(|c: char| c.is_whitespace());
+        pieces.push(Cow::Borrowed(rest[..cut].trim_end()));
+        // The next code line keeps its indentation.
+        rest = match rest[cut..].strip_prefix(CODE_LINE_BREAK) {
+            Some(line) => line,
+            None => rest[cut..].trim_start(),
+        };
     }
     if !rest.is_empty() {
         pieces.push(Cow::Borrowed(rest));
@@ -1489,7 +1493,9 @@ mod tests {
         let first = &note.sections[0].text;
         assert!(first.ends_with(&format!("\\ {CUT}")), "{first:?}");
         assert!(
-            note.sections[1].text.starts_with(&format!("{CUT} ")),
+            note.sections[1]
+                .text
+                .starts_with(&format!("{CUT}   --flag-number-")),
             "{:?}",
             note.sections[1].text
         );

@@ -579,9 +579,10 @@ impl WriterOwner {
                         self.forget(&path.rel_path)
                     }
                     Looked::Gone => self.forget(&path.rel_path),
+                    // Kept as it was indexed, if it was: counted apart.
                     Looked::Unreadable => {
                         report.unreadable += 1;
-                        Outcome::Unchanged
+                        Outcome::Absent
                     }
                 };
                 match outcome {

@@ -250,6 +250,11 @@ fn apply_once(
         if note::read_request(&existing).is_some_and(|r| note::comparable(&r) != wanted) {
             continue;
         }
+        // A note the user marked as no longer holding holds no answer for
+        // research: answers go to another, even one it has.
+        if crate::brain::parse::parse_note(&rel, &existing).stale {
+            continue;
+        }
         let held = note::read_entries(&existing);
         let mut wrote = Vec::new();
         let mut fresh = Vec::new();
@@ -629,6 +634,30 @@ mod tests {
         assert!(fresh.exists() && other.exists());
         sweep_stale_temp_files(dir.path(), true);
         assert!(!fresh.exists() && other.exists());
+    }
+
+    /// Today's note of a prompt that the user marked superseded takes no
+    /// more answers, not even one it holds: research reads none from it.
+    #[test]
+    fn a_note_marked_superseded_takes_no_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let brain = fs::canonicalize(dir.path()).unwrap();
+        let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+        let entry = Entry {
+            question: "Which cache do we use?".into(),
+            answer: "We use memcached for the session cache.".into(),
+        };
+        let first = write_entries(&brain, "K", date, "p", std::slice::from_ref(&entry)).unwrap();
+        let path = brain.join(&first.path);
+        let marked =
+            fs::read_to_string(&path)
+                .unwrap()
+                .replacen("---\n", "---\nstatus: superseded\n", 1);
+        fs::write(&path, &marked).unwrap();
+        let again = write_entries(&brain, "K", date, "p", &[entry]).unwrap();
+        assert_eq!(again.path, "K/2026-11-22 p (2).md");
+        assert_eq!(again.saved, ["Which cache do we use?"]);
+        assert_eq!(fs::read_to_string(&path).unwrap(), marked);
     }
 
     /// A code block or a comment the user left open at a note's end would
