@@ -323,6 +323,13 @@ fn map_outside_code(text: &str, mut f: impl FnMut(&str, &mut String)) -> Cow<'st
 /// Parses a note's source text; `path` is its path relative to the brain.
 pub fn parse_note(path: &str, src: &str) -> Note {
     let src = nfc(src.strip_prefix('\u{feff}').unwrap_or(src));
+    // A terminal's escape sequences (colours pasted with a log) are no
+    // words of the note: searched, quoted and answered without them.
+    let src = if src.as_bytes().contains(&0x1b) {
+        Cow::Owned(crate::text::plain_text(&src).into_owned())
+    } else {
+        src
+    };
     let src = src.as_ref();
     let (frontmatter, body) = split_frontmatter(src);
     let meta = frontmatter.map(read_frontmatter).unwrap_or_default();
@@ -1195,6 +1202,18 @@ mod tests {
         let note = parse_note("n.md", "---\ntitle: [unclosed\n---\n# Title\nBody text\n");
         assert_eq!(note.title, "Title");
         assert_eq!(note.sections[0].text, "Body text");
+    }
+
+    #[test]
+    fn terminal_escapes_are_no_words_of_a_note() {
+        let note = parse_note(
+            "n.md",
+            "# Printer\n\nThe printer name is \u{1b}[31mRED\u{1b}[0m printer \u{1b}]0;pwned\u{7}on floor 3.\n",
+        );
+        assert_eq!(
+            note.sections[0].text,
+            "The printer name is RED printer on floor 3."
+        );
     }
 
     #[test]

@@ -210,9 +210,16 @@ impl WorkingContext {
     }
 }
 
-/// Two questions are one when they differ only in case and spacing.
+/// Two questions are one when they differ only in case, spacing, Unicode
+/// normalization and their closing punctuation ("who pays for hosting" is
+/// "Who pays for hosting?"): the one rule for closing an open question, for
+/// the card and for a duplicate answer.
 pub fn same_question(a: &str, b: &str) -> bool {
     let words = |s: &str| {
+        let s = crate::brain::parse::nfc(s);
+        let s = s.trim_end_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '?' | '.' | '!' | '？' | '。' | '！')
+        });
         s.split_whitespace()
             .map(str::to_lowercase)
             .collect::<Vec<_>>()
@@ -245,6 +252,16 @@ fn upsert(items: &mut Vec<Item>, text: &str, done: bool, max: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_is_the_same_up_to_case_spacing_and_its_mark() {
+        assert!(same_question(
+            "what colour is  the refund button",
+            "What colour is the refund button?"
+        ));
+        assert!(same_question("배포는 언제 하나요？", "배포는 언제 하나요"));
+        assert!(!same_question("What colour is it?", "What colour was it?"));
+    }
 
     fn tool(path: &str, tool: &str) -> Event {
         Event::ToolCall {

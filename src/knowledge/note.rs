@@ -72,12 +72,7 @@ impl Entry {
     }
 
     fn same_question(&self, other: &Entry) -> bool {
-        let key = |q: &str| {
-            comparable(q)
-                .trim_end_matches(['?', '.', '!', '？', '。', '！', ' '])
-                .to_lowercase()
-        };
-        key(&self.question) == key(&other.question)
+        crate::context::state::same_question(&self.question, &other.question)
     }
 
     /// True when this entry, read from a note, holds `given`: the same
