@@ -408,6 +408,28 @@ async fn a_question_the_user_answered_leaves_the_card() {
     server.stop().await;
 }
 
+/// The card keeps research in memory; after a restart a session's open
+/// questions, which its store keeps, are shown with its working context.
+#[tokio::test(flavor = "multi_thread")]
+async fn open_questions_outlive_a_restart_on_the_card() {
+    let brain = brain();
+    let server = TestServer::start(&brain).await;
+    research(&server, "ops-q", &["What colour should the new logo be?"]).await;
+    let shown = card(&server, "?session=ops-q").await;
+    // With the research in memory, its open questions are shown with it.
+    assert!(shown.get("working_context").is_none(), "{shown}");
+    server.stop().await;
+    let server = TestServer::start(&brain).await;
+    let shown = card(&server, "?session=ops-q").await;
+    assert_eq!(shown["research"], Value::Null, "{shown}");
+    assert_eq!(
+        shown["working_context"]["open_questions"],
+        json!(["What colour should the new logo be?"]),
+        "{shown}"
+    );
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deleted_session_leaves_the_card() {
     let brain = TestBrain::sample();

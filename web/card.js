@@ -308,6 +308,12 @@
       panel.append(el('h3', { text: 'Progress · ' + wc.progress_done + ' of ' + wc.progress_total + ' done' }),
         checklist(wc.progress, 'progress'));
     }
+    // Without the research that left them open (noggin restarted), the
+    // session's open questions are shown here.
+    if (wc.open_questions.length) {
+      panel.append(el('h3', { text: 'Still open for you' }),
+        el('ul', { class: 'open-questions' }, wc.open_questions.map((q) => el('li', null, userText(q)))));
+    }
     return panel;
   }
 
@@ -316,7 +322,7 @@
   function renderWorkingContext(card) {
     const wc = card.working_context;
     const box = $('working');
-    const key = wc ? JSON.stringify([card.session, wc.version]) : null;
+    const key = wc ? JSON.stringify([card.session, wc.version, wc.open_questions.length]) : null;
     if (key !== shownWorking) {
       shownWorking = key;
       box.replaceChildren(...(wc ? [renderWorking(wc)] : []));

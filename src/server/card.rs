@@ -126,6 +126,10 @@ pub struct CardWorkingContext {
     pub progress: Vec<Item>,
     pub progress_done: usize,
     pub progress_total: usize,
+    /// The session's questions still open for the user, when the card has
+    /// no research of it to show them with (after a restart: the card keeps
+    /// research in memory, the session store keeps the questions).
+    pub open_questions: Vec<String>,
 }
 
 /// The latest failure on the card.
@@ -145,9 +149,10 @@ impl CardWorkingContext {
             && self.failure.is_none()
             && self.recent_files.is_empty()
             && self.progress.is_empty()
+            && self.open_questions.is_empty()
     }
 
-    fn from_session(session: &Session) -> Self {
+    fn from_session(session: &Session, with_questions: bool) -> Self {
         let c = &session.context;
         let failure = c.failures.first().map(|f| {
             let (text, cut) = cut_chars(&f.text, CARD_FAILURE_CHARS);
@@ -173,6 +178,11 @@ impl CardWorkingContext {
             progress: c.progress[skip..].to_vec(),
             progress_done: c.progress.iter().filter(|p| p.done).count(),
             progress_total: c.progress.len(),
+            open_questions: if with_questions {
+                c.open_questions.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -310,10 +320,12 @@ pub async fn build_full_card(state: &AppState, session: Option<String>) -> Card 
         match state.sessions.get(id).await {
             Ok(Some(stored)) => {
                 card.session_found = true;
-                // A session of research and answers alone has nothing the
-                // panel shows (its questions are the research's).
-                card.working_context = Some(CardWorkingContext::from_session(&stored))
-                    .filter(|shown| !shown.shows_nothing());
+                // The session's open questions are the research's, shown
+                // with it; without it (after a restart) the panel shows them.
+                let with_questions = card.research.is_none();
+                card.working_context =
+                    Some(CardWorkingContext::from_session(&stored, with_questions))
+                        .filter(|shown| !shown.shows_nothing());
             }
             Ok(None) => {}
             // Not known to be missing: the status says what ails the store.
