@@ -1821,8 +1821,8 @@ async fn the_card_follows_answers_and_deleted_sessions_in_a_browser() {
         json!([["When do we deploy?"], true]),
         "s1's research, without a reload"
     );
-    // Opened by its name, the deleted session is said to be missing, and
-    // is not offered in the selector.
+    // Opened by its name, the deleted session is said to be missing; the
+    // selector names it as what the card shows (blank, it named nothing).
     client
         .goto(&format!("{}/?session=s3", server.base_url))
         .await
@@ -1835,9 +1835,10 @@ async fn the_card_follows_answers_and_deleted_sessions_in_a_browser() {
         .await;
     assert_eq!(
         browser
-            .js("return [...document.querySelectorAll('#session option')].map(o => o.value).join();")
+            .js("const s = document.getElementById('session'); \
+                 return [[...s.options].map(o => o.value).join(), s.value];")
             .await,
-        json!(",s1")
+        json!([",s1,s3", "s3"])
     );
     browser.close().await;
     server.stop().await;

@@ -252,8 +252,9 @@
     const select = $('session');
     const sessions = card.sessions || [];
     const wanted = ['', ...sessions];
-    // A session opened by name stays in the list while it exists.
-    if (session && !sessions.includes(session) && card.session_found) wanted.push(session);
+    // The session opened by name is in the list, as what the card shows,
+    // even when it does not exist (yet, or any more: the card says so).
+    if (session && !sessions.includes(session)) wanted.push(session);
     const current = [...select.options].map((o) => o.value);
     if (current.join('\n') !== wanted.join('\n')) {
       select.replaceChildren(...wanted.map((value) =>
@@ -266,7 +267,8 @@
     const count = $('session-count');
     count.hidden = total <= sessions.length;
     count.textContent = count.hidden ? '' : sessions.length + ' of ' + total + ' sessions listed';
-    $('session-bar').hidden = !(sessions.length > 1 || session);
+    // One session is one to open: its working context shows only in it.
+    $('session-bar').hidden = !(sessions.length > 0 || session);
   }
 
   // --- the session's working context ----------------------------------------
