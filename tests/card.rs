@@ -1840,6 +1840,27 @@ async fn the_card_follows_answers_and_deleted_sessions_in_a_browser() {
             .await,
         json!([",s1,s3", "s3"])
     );
+    // A session at work that has asked nothing yet: its working context,
+    // and no tutorial beside it.
+    let (status, _) = server
+        .post_json(
+            "/v1/sessions/busy/events",
+            &json!({"type": "goal", "text": "Ship the refund button"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    client
+        .goto(&format!("{}/?session=busy", server.base_url))
+        .await
+        .expect("open the busy session's card");
+    browser
+        .wait_for_js(
+            "the card says the session has no research yet, beside its work",
+            "return document.querySelector('#empty-heading')?.textContent === 'No research in busy yet' \
+                    && !document.getElementById('working').hidden \
+                    && !document.querySelector('#research pre.command');",
+        )
+        .await;
     browser.close().await;
     server.stop().await;
 }

@@ -231,6 +231,15 @@
         'Waiting for the first research. This card updates by itself.'))];
   }
 
+  // A session at work that has asked noggin nothing yet: the tutorial is
+  // for a card that has seen no session at all.
+  function renderNoResearchYet(name) {
+    return [el('section', { class: 'panel empty', 'aria-labelledby': 'empty-heading' },
+      el('h2', { id: 'empty-heading' }, 'No research in ', el('bdi', { text: name }), ' yet'),
+      el('p', { class: 'waiting' }, el('span', { class: 'pulse', 'aria-hidden': 'true' }),
+        'When the assistant asks noggin, what your notes answer shows here. This card updates by itself.'))];
+  }
+
   // A session by name that has no research and no events: deleted,
   // mistyped, or not started yet (then it shows as soon as it starts).
   function renderNoSession(name) {
@@ -343,7 +352,10 @@
     if (key !== shownKey) {
       shownKey = key;
       const missing = card.session && !card.session_found;
-      container.replaceChildren(...(research ? renderResearch(card) : missing ? renderNoSession(card.session) : renderEmpty()));
+      container.replaceChildren(...(research ? renderResearch(card)
+        : missing ? renderNoSession(card.session)
+        : card.session ? renderNoResearchYet(card.session)
+        : renderEmpty()));
     }
     container.setAttribute('aria-busy', 'false');
     const found = research ? research.facts.length + research.more_facts : 0;
