@@ -2050,16 +2050,26 @@ async fn text_from_notes_and_requests_stays_in_its_place_in_a_browser() {
                    rects.push(r.getBoundingClientRect()); } \
                return rects; }; \
              const result = document.querySelector('#search-results .result'); \
-             const title = result.querySelector('.result-title').getBoundingClientRect(); \
-             const heading = result.querySelector('.heading').getBoundingClientRect(); \
+             const titled = chars(result.querySelector('.result-title')); \
+             const title = titled[titled.length - 1]; \
+             const heading = chars(result.querySelector('.heading')).find(r => r.width > 0); \
              const quoted = chars(document.querySelector('#working .request-text')); \
              const open = quoted[0], close = quoted[quoted.length - 1], inner = quoted.slice(1, -1); \
-             return { heading_after_title: heading.left >= title.right - 1, \
+             return { heading_after_title: heading.left >= title.right - 1 || heading.top >= title.bottom - 1, \
                       quotes_around_request: inner.every(r => open.right <= r.left + 1 && r.right <= close.left + 1) };")
         .await;
     assert_eq!(
         order,
         json!({"heading_after_title": true, "quotes_around_request": true})
+    );
+    // An override is shown as a character, not obeyed: a path or a
+    // session's name cannot pass for another.
+    assert_eq!(
+        browser
+            .js("return [document.querySelector('#working .request-text').textContent.startsWith('“\u{FFFD}Add'), \
+                         [...document.querySelectorAll('#session option')].some(o => o.textContent === '\u{FFFD}agent')];")
+            .await,
+        json!([true, true])
     );
     browser.close().await;
     server.stop().await;

@@ -79,8 +79,16 @@
   }
 
   // Text from a note or a request, isolated from the text around it.
+  // Text from notes, sessions and agents, isolated from the card's own; a
+  // character that would reorder what follows it (a right-to-left override
+  // makes "docs/\u202etxt.exe" read "docs/exe.txt") is shown as one.
+  const REORDERING = /[\u202a-\u202e\u2066-\u2069]/g;
+  function plainOrder(text) {
+    return String(text).replace(REORDERING, '\ufffd');
+  }
+
   function userText(text) {
-    return el('bdi', { text });
+    return el('bdi', { text: plainOrder(text) });
   }
 
   // Only links to noggin's own rendered notes are made from server data.
@@ -267,7 +275,7 @@
     const current = [...select.options].map((o) => o.value);
     if (current.join('\n') !== wanted.join('\n')) {
       select.replaceChildren(...wanted.map((value) =>
-        el('option', { value, dir: value ? 'auto' : null, text: value || 'Latest of all sessions' })));
+        el('option', { value, dir: value ? 'auto' : null, text: value ? plainOrder(value) : 'Latest of all sessions' })));
     }
     select.value = session;
     // The card lists the most recent sessions only; any other opens by
