@@ -49,6 +49,31 @@ fn path_arg(brain: &TestBrain) -> &str {
     brain.path().to_str().expect("temp paths are UTF-8")
 }
 
+/// What the index leaves out, or reads only in part, is counted in its
+/// summary, and each is named on stderr: a link not followed, a note's
+/// frontmatter that is no YAML.
+#[test]
+fn index_says_what_it_left_out() {
+    let brain = TestBrain::empty();
+    brain.write("a.md", "# A\n\nalpha\n");
+    brain.write(
+        "broken.md",
+        "---\ntitle: Broken: yes: no\ntags: [x]\n---\nbody\n",
+    );
+    std::os::unix::fs::symlink(brain.path().join("a.md"), brain.path().join("link.md")).unwrap();
+    let output = run(noggin().args(["index", "--brain", path_arg(&brain)]));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = stdout(&output);
+    assert!(
+        summary.contains("1 symbolic links not followed, 1 with frontmatter that is no YAML"),
+        "{summary}"
+    );
+    assert!(stderr(&output).contains("broken.md"), "{}", stderr(&output));
+    let output = run(noggin().args(["index", "--json", "--brain", path_arg(&brain)]));
+    let report: Value = serde_json::from_str(&stdout(&output)).expect("JSON summary");
+    assert_eq!(report["skipped_links"], 1, "{report}");
+}
+
 #[test]
 fn index_prints_a_summary() {
     let brain = TestBrain::sample();

@@ -62,6 +62,9 @@ pub struct Note {
     /// `deprecated`, `obsolete`, `outdated`, `archived`): still searched,
     /// never answered from.
     pub stale: bool,
+    /// Why the frontmatter could not be read, when it could not (its
+    /// properties are then unknown).
+    pub frontmatter_error: Option<String>,
     pub sections: Vec<Section>,
 }
 
@@ -332,7 +335,15 @@ pub fn parse_note(path: &str, src: &str) -> Note {
     };
     let src = src.as_ref();
     let (frontmatter, body) = split_frontmatter(src);
-    let meta = frontmatter.map(read_frontmatter).unwrap_or_default();
+    let (meta, frontmatter_error) = match frontmatter.map(read_frontmatter) {
+        Some(Ok(meta)) => (meta, None),
+        Some(Err(why)) => {
+            // Its title, tags and aliases are lost: said, with the note.
+            tracing::warn!(path, %why, "the note's frontmatter cannot be read; its title, tags and aliases are not");
+            (Frontmatter::default(), Some(why))
+        }
+        None => (Frontmatter::default(), None),
+    };
     let walked = walk_body(&strip_comments(body));
 
     let file_stem = nfc(file_stem(path));
@@ -390,6 +401,7 @@ pub fn parse_note(path: &str, src: &str) -> Note {
         created: meta.created.or_else(|| date_prefix(file_stem)),
         kind: meta.kind,
         stale: meta.stale,
+        frontmatter_error,
         sections,
     }
 }
@@ -456,19 +468,18 @@ const STALE_STATUSES: &[&str] = &[
     "retired",
 ];
 
-fn read_frontmatter(yaml: &str) -> Frontmatter {
-    let value: Value = match serde_saphyr::from_str(yaml) {
-        Ok(value) => value,
-        Err(error) => {
-            tracing::debug!(%error, "unreadable frontmatter, ignored");
-            return Frontmatter::default();
-        }
-    };
-    let Value::Object(map) = value else {
-        return Frontmatter::default();
+/// The note's properties; `Err` with why when its frontmatter is no YAML
+/// mapping (a `title: a: b`, a key given twice).
+fn read_frontmatter(yaml: &str) -> Result<Frontmatter, String> {
+    let value: Value = serde_saphyr::from_str(yaml).map_err(|error| error.to_string())?;
+    let map = match value {
+        Value::Object(map) => map,
+        // An empty block (`---\n---`) holds no properties and is no mistake.
+        Value::Null => return Ok(Frontmatter::default()),
+        _ => return Err("it is not a list of properties".to_string()),
     };
     let string = |key: &str| map.get(key).and_then(scalar_string);
-    Frontmatter {
+    Ok(Frontmatter {
         title: string("title")
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty()),
@@ -505,7 +516,7 @@ fn read_frontmatter(yaml: &str) -> Frontmatter {
                     .to_lowercase();
                 STALE_STATUSES.contains(&word.as_str())
             }),
-    }
+    })
 }
 
 fn scalar_string(value: &Value) -> Option<String> {
@@ -1202,6 +1213,16 @@ mod tests {
         let note = parse_note("n.md", "---\ntitle: [unclosed\n---\n# Title\nBody text\n");
         assert_eq!(note.title, "Title");
         assert_eq!(note.sections[0].text, "Body text");
+        // It is said, for the index's summary.
+        assert!(note.frontmatter_error.is_some());
+        for unread in ["title: Broken: yes: no", "tags: [a]\ntags: [b]", "- a\n- b"] {
+            let note = parse_note("n.md", &format!("---\n{unread}\n---\nx\n"));
+            assert!(note.frontmatter_error.is_some(), "{unread}");
+        }
+        for read in ["title: Fine", ""] {
+            let note = parse_note("n.md", &format!("---\n{read}\n---\nx\n"));
+            assert_eq!(note.frontmatter_error, None, "{read}");
+        }
     }
 
     #[test]

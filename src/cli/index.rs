@@ -26,6 +26,10 @@ pub fn index(args: IndexArgs) -> anyhow::Result<()> {
         (report.skipped_too_large, "skipped as over --max-note-bytes"),
         (report.skipped_links, "symbolic links not followed"),
         (report.unreadable, "unreadable (see the warnings above)"),
+        (
+            report.frontmatter_unread,
+            "with frontmatter that is no YAML (see the warnings above)",
+        ),
     ] {
         if n > 0 {
             skipped.push_str(&format!(", {n} {why}"));

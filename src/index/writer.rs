@@ -54,6 +54,9 @@ pub struct ReconcileReport {
     /// Notes (or folders) that could not be read, or whose names are not
     /// UTF-8: left out, each with a warning in the log.
     pub unreadable: usize,
+    /// Notes read this time whose frontmatter is no YAML: indexed without
+    /// their title, tags and aliases, each with a warning in the log.
+    pub frontmatter_unread: usize,
     pub took_ms: u64,
     /// The brain could not be read, so nothing was compared: why.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -573,7 +576,16 @@ impl WriterOwner {
             };
             for ((path, _), looked) in chunk.iter().zip(looked) {
                 let outcome = match looked {
-                    Looked::Note(file, prepared) => self.apply(&file, prepared),
+                    Looked::Note(file, prepared) => {
+                        if let Prepared::Parsed {
+                            frontmatter_error: true,
+                            ..
+                        } = prepared
+                        {
+                            report.frontmatter_unread += 1;
+                        }
+                        self.apply(&file, prepared)
+                    }
                     Looked::TooLarge => {
                         report.skipped_too_large += 1;
                         self.forget(&path.rel_path)
@@ -664,7 +676,7 @@ impl WriterOwner {
                 }
                 Outcome::Touched
             }
-            Prepared::Parsed { hash, docs } => {
+            Prepared::Parsed { hash, docs, .. } => {
                 let sections = self.replace_note(&file.rel_path, docs);
                 self.manifest.notes.insert(
                     file.rel_path.clone(),
@@ -770,6 +782,8 @@ enum Prepared {
     Parsed {
         hash: u64,
         docs: Vec<TantivyDocument>,
+        /// Its frontmatter could not be read (a warning said why).
+        frontmatter_error: bool,
     },
 }
 
@@ -860,6 +874,7 @@ fn prepare_text(
     Prepared::Parsed {
         hash,
         docs: note_documents(fields, &note, file.mtime_ns / 1_000_000_000),
+        frontmatter_error: note.frontmatter_error.is_some(),
     }
 }
 
