@@ -41,7 +41,7 @@
 //! | memory a live noggin gives back | `memory.rs` |
 //! | who may write a data folder, and for which brain | `index/owner.rs` |
 //! | session events, the working-context block, the pack, the window | `context/` |
-//! | what is stripped from text an agent sends, or shown in a terminal | `text.rs` |
+//! | what is stripped from text an agent sends or a note holds, or shown in a terminal; a code block's lines | `text.rs` |
 //! | a pattern of lost context; a transcript format | `trajectory/patterns.rs`; `trajectory/parse.rs` |
 //!
 //! `docs/architecture.md` draws the layers and the data flow.
