@@ -64,7 +64,56 @@ pub fn document() -> Value {
     if let Some(paths) = document["paths"].as_object_mut() {
         paths.extend(super::openapi_context::paths());
     }
+    // The status is the type MCP's `status` tool returns, its schema made
+    // from it, its parts among the document's components.
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.definitions_path = "/components/schemas/".into();
+    let mut generator = settings.into_generator();
+    let status = generator.subschema_for::<crate::app::Status>();
+    document["paths"]["/v1/status"]["get"]["responses"]["200"]["content"] =
+        json!({"application/json": {"schema": status}});
+    if let Some(schemas) = document["components"]["schemas"].as_object_mut() {
+        schemas.extend(generator.take_definitions(true));
+    }
+    add_common_responses(&mut document);
     document
+}
+
+/// Answers every route may give: a foreign `Origin` or `Host` (403); and
+/// for a JSON body, one sent too slowly (408) or not as JSON (415).
+fn add_common_responses(document: &mut Value) {
+    let Some(paths) = document["paths"].as_object_mut() else {
+        return;
+    };
+    for operations in paths.values_mut() {
+        let Some(operations) = operations.as_object_mut() else {
+            continue;
+        };
+        for operation in operations.values_mut() {
+            let json_body = operation["requestBody"]["content"]
+                .get("application/json")
+                .is_some();
+            let Some(responses) = operation["responses"].as_object_mut() else {
+                continue;
+            };
+            let mut add = |status: &str, description: &str| {
+                responses
+                    .entry(status)
+                    .or_insert_with(|| error_response(description));
+            };
+            add("403", "forbidden-origin or forbidden-host: a request from a page or name that is not this server (DNS rebinding)");
+            if json_body {
+                add(
+                    "408",
+                    "body-timeout: the body did not arrive within --body-timeout-ms",
+                );
+                add(
+                    "415",
+                    "unsupported-media-type: the body is not sent as application/json",
+                );
+            }
+        }
+    }
 }
 
 fn base_document() -> Value {
@@ -116,7 +165,7 @@ fn base_document() -> Value {
             "/healthz": {"get": {"summary": "Liveness", "security": [],
                 "responses": {"200": {"description": "noggin is up"}}}},
             "/v1/status": {"get": {"summary": "Brain, index and watcher status",
-                "responses": {"200": {"description": "status"}, "401": error_response("missing or wrong token")}}},
+                "responses": {"200": {"description": "status (its schema is added from the type)"}, "401": error_response("missing or wrong token")}}},
             "/v1/search": {"get": {
                 "summary": "Ranked notes for a query",
                 "parameters": [
@@ -140,8 +189,9 @@ fn base_document() -> Value {
             "/v1/card/events": card_events_path(),
             "/v1/notes/{path}": note_path(),
             "/notes/{path}": note_page_path(),
-            "/mcp": {"post": {"summary": "MCP over streamable HTTP (tools search, research, remember, read_note, status; notes as resources)", "description": "The Model Context Protocol's streamable HTTP transport (GET and DELETE too). The bearer token applies; a request whose Origin or Host is not this server is refused (403).",
-                "responses": {"200": {"description": "an MCP response (JSON or an event stream)"}, "401": error_response("missing or wrong token"), "403": error_response("a foreign Origin or Host")}}},
+            "/mcp": {"post": {"summary": "MCP over streamable HTTP (the tools of `tools/list`; notes as resources)", "description": "The Model Context Protocol's streamable HTTP transport, JSON-RPC messages by POST (GET and DELETE are refused with 405: noggin keeps no MCP session). The bearer token applies; a request whose Origin or Host is not this server is refused (403).",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": ["object", "array"], "description": "a JSON-RPC message"}}}},
+                "responses": {"200": {"description": "an MCP response (JSON or an event stream)"}, "400": error_response("invalid-json: the body is no JSON"), "401": error_response("missing or wrong token"), "403": error_response("a foreign Origin or Host"), "406": error_response("not-acceptable: Accept names neither application/json nor text/event-stream"), "413": error_response("body over 20 MiB")}}},
             "/v1/trajectories/analyze": trajectory_analyze_path(),
             "/trajectories/{id}": trajectory_page_path(),
             "/": {"get": {"summary": "The web card (HTML)", "security": [],
@@ -252,21 +302,49 @@ fn card_path() -> Value {
                     "marker": {"type": "string"},
                     "max_facts": {"type": "integer"},
                     "answer_chars": {"type": "integer"},
-                    "research": research}}}}},
-            "400": error_response(&format!("a session longer than {MAX_SESSION_CHARS} characters")),
+                    "research": research,
+                    "working_context": card_working_context_schema()}}}}},
+            "400": error_response(&format!("invalid-session: a session of more than {MAX_SESSION_CHARS} characters, with a control character or blanks at either end; invalid-query: a query that is no UTF-8")),
             "401": error_response("missing or wrong token")
         }
     }})
 }
 
+/// The card's view of a session's working context.
+fn card_working_context_schema() -> Value {
+    let item = json!({"type": "object", "required": ["text", "done"], "properties": {
+        "text": {"type": "string"}, "done": {"type": "boolean"}}});
+    json!({"type": "object",
+        "description": "for ?session= with a working context to show (absent otherwise): what the card's working panel shows",
+        "required": ["version", "updated", "last_user_query", "goals", "failure", "failures", "recent_files", "progress", "progress_done", "progress_total", "open_questions"],
+        "properties": {
+            "version": {"type": "integer"},
+            "updated": {"type": "string", "format": "date-time"},
+            "last_user_query": {"type": ["string", "null"]},
+            "goals": {"type": "array", "items": item.clone()},
+            "failure": {"type": ["object", "null"], "description": "the most recent failure still open, cut to 400 characters",
+                "required": ["kind", "text", "cut", "at"], "properties": {
+                    "kind": {"type": "string", "enum": ["build", "test", "other"]},
+                    "text": {"type": "string"}, "cut": {"type": "boolean"}, "at": {"type": "string"}}},
+            "failures": {"type": "integer", "description": "open failures, one per kind"},
+            "recent_files": {"type": "array", "items": {"type": "object", "required": ["path", "changed", "tool"], "properties": {
+                "path": {"type": "string"}, "changed": {"type": "boolean"}, "tool": {"type": "string"}}}},
+            "progress": {"type": "array", "description": "the newest 8", "items": item},
+            "progress_done": {"type": "integer"},
+            "progress_total": {"type": "integer"},
+            "open_questions": {"type": "array", "items": {"type": "string"},
+                "description": "the session's open questions when the card holds no research of it (after a restart); empty otherwise"}}})
+}
+
 /// `GET /v1/card/events`: the card as server-sent events.
 fn card_events_path() -> Value {
     json!({"get": {
-        "summary": "The card as server-sent events: once at once, then after every research",
+        "summary": "The card as server-sent events: once at once, then after every research, answer or change of a session",
         "parameters": [session_parameter()],
         "responses": {
             "200": {"description": "`event: card` with the JSON of GET /v1/card as data; a comment every 15 s keeps the stream open",
                 "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+            "400": error_response("invalid-session, as GET /v1/card"),
             "401": error_response("missing or wrong token")
         }
     }})
@@ -441,5 +519,51 @@ mod tests {
         let search = &paths["/v1/search"]["get"]["parameters"];
         assert_eq!(search[0]["schema"]["maxLength"], MAX_QUERY_CHARS);
         assert_eq!(search[1]["schema"]["maximum"], MAX_SEARCH_LIMIT);
+    }
+
+    /// Every `$ref` names a schema of the document, the status has the
+    /// schema of its type, and what any route may answer is declared.
+    #[test]
+    fn the_document_declares_what_the_routes_answer() {
+        let doc = document();
+        fn refs<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+            match value {
+                Value::Object(map) => {
+                    if let Some(Value::String(r)) = map.get("$ref") {
+                        out.push(r);
+                    }
+                    map.values().for_each(|v| refs(v, out));
+                }
+                Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        refs(&doc, &mut found);
+        for r in found {
+            let name = r.strip_prefix("#/components/schemas/").expect(r);
+            assert!(doc["components"]["schemas"].get(name).is_some(), "{r}");
+        }
+        let status = &doc["paths"]["/v1/status"]["get"]["responses"]["200"]["content"]
+            ["application/json"]["schema"]["$ref"];
+        let status = status.as_str().expect("the status schema");
+        let name = status.rsplit('/').next().unwrap();
+        let properties = &doc["components"]["schemas"][name]["properties"];
+        assert!(properties.get("healthy").is_some() && properties.get("last_reconcile").is_some());
+        for (path, operations) in doc["paths"].as_object().unwrap() {
+            for (method, operation) in operations.as_object().unwrap() {
+                let responses = &operation["responses"];
+                assert!(responses.get("403").is_some(), "{method} {path}");
+                if operation["requestBody"]["content"]
+                    .get("application/json")
+                    .is_some()
+                {
+                    assert!(
+                        responses.get("415").is_some() && responses.get("408").is_some(),
+                        "{method} {path}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -160,7 +160,9 @@ fn window_path() -> Value {
                     "estimator": {"type": "string"},
                     "over_budget": {"type": "boolean", "description": "what must be kept alone exceeds the budget"},
                     "pinned": {"type": ["object", "null"], "properties": {
-                        "block": {"type": "string"}, "tokens": {"type": "integer"}, "placement": {"type": "string"}}}}}}}},
+                        "block": {"type": "string"}, "tokens": {"type": "integer"}, "placement": {"type": "string"}}},
+                    "pinned_left_out": {"type": "string", "enum": ["empty-working-context", "budget"],
+                        "description": "why the block asked to be pinned is not: the session's working context is empty, or no budget is left for it"}}}}}},
             "400": error("invalid-json, too-many-messages, invalid-budget, invalid-message, invalid-protect, missing-session"),
             "401": error("missing or wrong token"),
             "404": error("unknown-session (to pin)"),
