@@ -395,19 +395,27 @@ fn note_page_path() -> Value {
 
 /// `POST /v1/trajectories/analyze`: where an agent lost its context.
 fn trajectory_analyze_path() -> Value {
-    let threshold = |name: &str, kind: &str, default: Value, description: &str| json!({"name": name, "in": "query", "schema": {"type": kind, "default": default}, "description": description});
+    // The thresholds as the type that checks them says: names, ranges,
+    // defaults and what each reports.
+    let thresholds = schemars::schema_for!(crate::trajectory::Thresholds);
+    let parameters: Vec<Value> = thresholds
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| {
+            let mut schema = schema.clone();
+            let description = schema
+                .as_object_mut()
+                .and_then(|s| s.remove("description"))
+                .unwrap_or(Value::Null);
+            json!({"name": name, "in": "query", "schema": schema, "description": description})
+        })
+        .collect();
     json!({"post": {
         "summary": "Find where an agent lost context in its tool-call trajectory, and what a compaction should keep",
         "description": "The body is the trajectory file itself, up to 10 MiB (whatever --max-body-bytes says): a JSON list of {tool, arguments, is_error, at} (or {\"calls\": [...]}; an entry {\"compaction\": true} marks a compaction), a Claude Code session transcript (JSONL) or an OpenAI Codex CLI rollout (JSONL), told apart by content. Lines that are not JSON or of an unknown shape are counted in skipped_lines and skipped. The page of the analysis is kept in memory (the latest 20, none across a restart) at `link`.",
-        "parameters": [
-            threshold("read_share", "number", json!(0.4), "report a run whose reads are more than this share of its calls (0-1)"),
-            threshold("read_share_min_calls", "integer", json!(10), "...in a run of more than this many calls"),
-            threshold("searches_after_error", "integer", json!(3), "report this many searches (read, glob, grep) or more right after an error"),
-            threshold("max_greps", "integer", json!(5), "report more than this many grep calls"),
-            threshold("same_file_reads", "integer", json!(2), "report a file read this many times with no write to it in between"),
-            threshold("repeated_failures", "integer", json!(2), "report a failing command or error text seen this many times"),
-            threshold("after_compaction_calls", "integer", json!(10), "re-reads within this many calls after a compaction of files read before it")
-        ],
+        "parameters": parameters,
         "requestBody": {"required": true, "content": {
             "application/json": {"schema": {"type": "array", "items": {"type": "object", "required": ["tool"], "properties": {
                 "tool": {"type": "string"}, "arguments": {}, "is_error": {"type": "boolean"},
@@ -550,6 +558,23 @@ mod tests {
         let name = status.rsplit('/').next().unwrap();
         let properties = &doc["components"]["schemas"][name]["properties"];
         assert!(properties.get("healthy").is_some() && properties.get("last_reconcile").is_some());
+        // The thresholds come with the ranges their type checks.
+        let parameters = doc["paths"]["/v1/trajectories/analyze"]["post"]["parameters"]
+            .as_array()
+            .expect("parameters");
+        let read_share = parameters
+            .iter()
+            .find(|p| p["name"] == "read_share")
+            .expect("read_share");
+        assert_eq!(
+            (
+                &read_share["schema"]["minimum"],
+                &read_share["schema"]["maximum"]
+            ),
+            (&json!(0), &json!(1))
+        );
+        assert_eq!(read_share["schema"]["default"], 0.4);
+        assert_eq!(parameters.len(), 7);
         for (path, operations) in doc["paths"].as_object().unwrap() {
             for (method, operation) in operations.as_object().unwrap() {
                 let responses = &operation["responses"];

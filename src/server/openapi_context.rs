@@ -105,14 +105,14 @@ fn pack_path() -> Value {
     json!({"post": {
         "summary": "The context pack: project context, self-researched facts, working context and the last user query in one block",
         "description": "Runs research for `questions` (recorded like POST /v1/research), reads the session and fits everything into `budget` characters by priority: the last user query (never cut: if the budget cannot hold it, it is included whole and `warnings` says so; `warnings` also says when questions were left open while noggin was still indexing the brain), self-researched facts, the working context, the project context.",
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "properties": {
-            "session": {"type": "string", "maxLength": MAX_SESSION_CHARS},
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "additionalProperties": false, "properties": {
+            "session": {"type": "string", "minLength": 1, "maxLength": MAX_SESSION_CHARS},
             "prompt": {"type": "string", "maxLength": 20000, "description": "the user's request; the last user query when given"},
-            "questions": {"type": "array", "maxItems": 20, "items": {"type": "string", "maxLength": 500}},
+            "questions": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 500}},
             "budget": {"type": "integer", "minimum": 0, "maximum": MAX_BUDGET_CHARS, "default": DEFAULT_PACK_BUDGET_CHARS}}}}}},
         "responses": {
             "200": {"description": "the pack", "content": {"application/json": {"schema": {"type": "object",
-                "required": ["pack", "chars", "budget", "sections", "unanswered"],
+                "required": ["pack", "chars", "budget", "sections", "unanswered", "last_user_query", "session"],
                 "properties": {
                     "pack": {"type": ["string", "null"]}, "chars": {"type": "integer"}, "budget": {"type": "integer"},
                     "sections": {"type": "array", "items": section_report()},
@@ -132,17 +132,17 @@ fn window_path() -> Value {
     json!({"post": {
         "summary": "A chat history cut to a token budget without losing the user's request",
         "description": "Messages in the OpenAI shape (assistant tool_calls, role tool with tool_call_id) or the Anthropic shape (tool_use and tool_result content blocks). Orphan calls and results are removed from their message and reported; messages linked by a call id are kept or dropped together; the latest user message, system messages (protect.system) and protect.messages are always kept; the rest is filled newest first. Tokens are estimated; `estimator` names how.",
-        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["messages", "budget"], "properties": {
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["messages", "budget"], "additionalProperties": false, "properties": {
             "messages": {"type": "array", "maxItems": MAX_WINDOW_MESSAGES, "items": {"type": "object", "required": ["role"]}},
             "budget": {"type": "integer", "minimum": 0, "maximum": MAX_WINDOW_BUDGET_TOKENS, "description": "tokens, pinned block included"},
             "session": {"type": "string"},
-            "protect": {"type": "object", "properties": {
+            "protect": {"type": "object", "additionalProperties": false, "properties": {
                 "system": {"type": "boolean", "default": true},
                 "messages": {"type": "array", "items": {"type": "integer", "minimum": 0}},
                 "working_context": {"type": "boolean", "default": false, "description": "pin the session's working-context block (returned in `pinned`, for the system prompt)"}}}}}}}},
         "responses": {
             "200": {"description": "the window", "content": {"application/json": {"schema": {"type": "object",
-                "required": ["messages", "kept", "dropped", "orphans", "repairs", "tokens", "estimator", "over_budget"],
+                "required": ["messages", "kept", "dropped", "orphans", "repairs", "tokens", "estimator", "over_budget", "pinned", "latest_user_index"],
                 "properties": {
                     "messages": {"type": "array", "items": {"type": "object"}},
                     "kept": {"type": "array", "items": {"type": "integer"}},
