@@ -383,6 +383,12 @@ pub fn read_note_text(file: &NoteFile) -> Result<String, Error> {
 fn note_text(file: &NoteFile, bytes: Vec<u8>) -> String {
     match String::from_utf8(bytes) {
         Ok(text) => text,
+        // A note of no UTF-8 letter beyond ASCII was written in a Windows
+        // or Latin-1 code page ("Café" saved by an old editor): read so.
+        Err(e) if !e.as_bytes().utf8_chunks().any(|c| !c.valid().is_ascii()) => {
+            tracing::warn!(path = %file.rel_path, "note is not UTF-8; reading it as Windows-1252");
+            windows_1252(e.as_bytes())
+        }
         Err(e) => {
             tracing::warn!(path = %file.rel_path, "note is not valid UTF-8; decoding lossily");
             String::from_utf8_lossy(e.as_bytes()).into_owned()
@@ -390,9 +396,43 @@ fn note_text(file: &NoteFile, bytes: Vec<u8>) -> String {
     }
 }
 
+/// Windows-1252, which is Latin-1 (ISO 8859-1) but for 0x80–0x9F.
+fn windows_1252(bytes: &[u8]) -> String {
+    /// 0x80–0x9F; U+FFFD where the code page has no character.
+    const HIGH: [char; 32] = [
+        '€', '\u{FFFD}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{FFFD}', 'Ž',
+        '\u{FFFD}', '\u{FFFD}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ',
+        '\u{FFFD}', 'ž', 'Ÿ',
+    ];
+    bytes
+        .iter()
+        .map(|&b| match b {
+            0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+            b => char::from(b),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_in_a_windows_code_page_is_read_as_written() {
+        let file = NoteFile {
+            rel_path: "café.md".into(),
+            abs_path: PathBuf::from("café.md"),
+            size: 0,
+            mtime_ns: 0,
+            identity: FileIdentity::default(),
+        };
+        // "Café – 5 €" in Windows-1252.
+        let text = note_text(&file, b"Caf\xe9 \x96 5 \x80".to_vec());
+        assert_eq!(text, "Café – 5 €");
+        // UTF-8 with one broken byte stays UTF-8, the byte replaced.
+        let text = note_text(&file, "두뇌 \u{e9}".bytes().chain([0xff]).collect());
+        assert_eq!(text, "두뇌 é\u{FFFD}");
+    }
 
     #[test]
     fn note_paths_follow_the_ignore_rules() {
@@ -492,9 +532,13 @@ mod tests {
     fn invalid_utf8_is_decoded_lossily() {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::write(root.join("bad.md"), b"caf\xe9 ok").unwrap();
+        std::fs::write(root.join("bad.md"), b"caf\xc3\xa9 \xe9 ok").unwrap();
         let file = stat_note(&root, "bad.md", 1024).unwrap().unwrap();
-        assert_eq!(read_note_text(&file).unwrap(), "caf\u{fffd} ok");
+        assert_eq!(read_note_text(&file).unwrap(), "café \u{fffd} ok");
+        // With no UTF-8 letter at all, it is a code page's text.
+        std::fs::write(root.join("latin.md"), b"caf\xe9 ok").unwrap();
+        let file = stat_note(&root, "latin.md", 1024).unwrap().unwrap();
+        assert_eq!(read_note_text(&file).unwrap(), "café ok");
     }
 
     /// A note that grew or shrank between its stat and its read is read
