@@ -1729,6 +1729,22 @@ async fn the_working_context_sits_beside_the_research_in_a_browser() {
                     && window.nogginNotReloaded === true;",
         )
         .await;
+    // The failing test is still open too: it opens under the latest.
+    assert_eq!(
+        browser
+            .js(
+                "const more = document.querySelector('#working details.more-failures'); \
+                 more.querySelector('summary').click(); \
+                 return [more.open, more.querySelector('summary').textContent, \
+                         more.querySelector('.failure-text').textContent];"
+            )
+            .await,
+        json!([
+            true,
+            "+1 more open failure",
+            "test fee::rounds_up failed\n  left: 12\n right: 10"
+        ])
+    );
 
     // On a phone it stacks below the research and fits the width.
     browser.viewport(390, 844).await;

@@ -311,11 +311,17 @@
       panel.append(el('h3', { text: wc.goals.length === 1 ? 'Goal' : 'Goals' }), checklist(wc.goals, 'goals'));
     }
     if (wc.failure) {
-      const more = wc.failures > 1 ? ' (+' + (wc.failures - 1) + ' more)' : '';
-      panel.append(el('h3', { text: 'Latest failure' + more }),
-        el('div', { class: 'failure' },
-          el('span', { class: 'failure-kind', text: wc.failure.kind }), ' ', timeEl(wc.failure.at),
-          el('pre', { class: 'failure-text', tabindex: '0', dir: 'auto', text: wc.failure.text })));
+      const failureBox = (f) => el('div', { class: 'failure' },
+        el('span', { class: 'failure-kind', text: f.kind }), ' ', timeEl(f.at),
+        el('pre', { class: 'failure-text', tabindex: '0', dir: 'auto', text: f.text }));
+      panel.append(el('h3', { text: 'Latest failure' }), failureBox(wc.failure));
+      // The other open failures (one a kind) open under it.
+      const others = wc.more_failures || [];
+      if (others.length) {
+        panel.append(el('details', { class: 'more-failures' },
+          el('summary', { text: '+' + others.length + ' more open ' + (others.length === 1 ? 'failure' : 'failures') }),
+          ...others.map(failureBox)));
+      }
     }
     if (wc.recent_files.length) {
       panel.append(el('h3', { text: 'Recent files' }),

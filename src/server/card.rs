@@ -120,6 +120,9 @@ pub struct CardWorkingContext {
     pub failure: Option<CardFailure>,
     /// Open failures (one per kind).
     pub failures: usize,
+    /// The other open failures, the most recent first (the card opens them
+    /// under "+N more").
+    pub more_failures: Vec<CardFailure>,
     /// Most recent first.
     pub recent_files: Vec<RecentFile>,
     /// The newest items, oldest of them first.
@@ -154,7 +157,7 @@ impl CardWorkingContext {
 
     fn from_session(session: &Session, with_questions: bool) -> Self {
         let c = &session.context;
-        let failure = c.failures.first().map(|f| {
+        let shown = |f: &crate::context::state::Failure| {
             let (text, cut) = cut_chars(&f.text, CARD_FAILURE_CHARS);
             CardFailure {
                 kind: f.kind.as_str(),
@@ -162,7 +165,9 @@ impl CardWorkingContext {
                 cut: cut || f.cut,
                 at: f.at.clone(),
             }
-        });
+        };
+        let failure = c.failures.first().map(shown);
+        let more_failures = c.failures.iter().skip(1).map(shown).collect();
         let skip = c.progress.len().saturating_sub(CARD_PROGRESS_ITEMS);
         CardWorkingContext {
             version: session.version,
@@ -174,6 +179,7 @@ impl CardWorkingContext {
             goals: c.goals.clone(),
             failure,
             failures: c.failures.len(),
+            more_failures,
             recent_files: c.recent_files.clone(),
             progress: c.progress[skip..].to_vec(),
             progress_done: c.progress.iter().filter(|p| p.done).count(),

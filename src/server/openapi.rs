@@ -316,7 +316,7 @@ fn card_working_context_schema() -> Value {
         "text": {"type": "string"}, "done": {"type": "boolean"}}});
     json!({"type": "object",
         "description": "for ?session= with a working context to show (absent otherwise): what the card's working panel shows",
-        "required": ["version", "updated", "last_user_query", "goals", "failure", "failures", "recent_files", "progress", "progress_done", "progress_total", "open_questions"],
+        "required": ["version", "updated", "last_user_query", "goals", "failure", "failures", "more_failures", "recent_files", "progress", "progress_done", "progress_total", "open_questions"],
         "properties": {
             "version": {"type": "integer"},
             "updated": {"type": "string", "format": "date-time"},
@@ -327,6 +327,8 @@ fn card_working_context_schema() -> Value {
                     "kind": {"type": "string", "enum": ["build", "test", "other"]},
                     "text": {"type": "string"}, "cut": {"type": "boolean"}, "at": {"type": "string"}}},
             "failures": {"type": "integer", "description": "open failures, one per kind"},
+            "more_failures": {"type": "array", "description": "the open failures after `failure`, the most recent first", "items": {
+                "type": "object", "required": ["kind", "text", "cut", "at"]}},
             "recent_files": {"type": "array", "items": {"type": "object", "required": ["path", "changed", "tool"], "properties": {
                 "path": {"type": "string"}, "changed": {"type": "boolean"}, "tool": {"type": "string"}}}},
             "progress": {"type": "array", "description": "the newest 8", "items": item},
