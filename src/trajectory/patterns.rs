@@ -301,13 +301,20 @@ pub fn find_patterns(t: &Trajectory, thresholds: &Thresholds) -> Vec<Finding> {
     findings.extend(rereads(t, thresholds));
     findings.extend(repeated_failures(t, thresholds));
     findings.extend(rereads_after_compaction(t, thresholds));
+    most_severe_first(&mut findings, usize::MAX);
+    findings
+}
+
+/// Orders findings most severe first, the earliest first among equals, and
+/// keeps at most `keep` of them.
+fn most_severe_first(findings: &mut Vec<Finding>, keep: usize) {
     findings.sort_by_key(|f| {
         (
             std::cmp::Reverse(f.severity),
             f.calls.first().map_or(0, |c| c.index),
         )
     });
-    findings
+    findings.truncate(keep);
 }
 
 fn read_heavy(t: &Trajectory, th: &Thresholds) -> Option<Finding> {
@@ -431,9 +438,7 @@ fn searches_after_error(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
         findings.push(finding);
         i = (known + run).max(i + 1);
     }
-    // The strongest signs, earliest first among equals.
-    findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.calls[0].index));
-    findings.truncate(ERROR_SEARCH_FINDINGS);
+    most_severe_first(&mut findings, ERROR_SEARCH_FINDINGS);
     findings
 }
 
@@ -738,8 +743,7 @@ fn rereads_after_compaction(t: &Trajectory, th: &Thresholds) -> Vec<Finding> {
         finding.count = again.len();
         findings.push(finding);
     }
-    findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.calls[0].index));
-    findings.truncate(COMPACTION_FINDINGS);
+    most_severe_first(&mut findings, COMPACTION_FINDINGS);
     findings
 }
 
