@@ -516,50 +516,34 @@ impl Index {
                         doc = postings.advance();
                     }
                 };
-                match clause {
-                    Clause::Has(field, value) => {
-                        let term = Term::from_field_text(*field, value);
-                        let postings = segment
-                            .inverted_index(*field)
-                            .and_then(|i| Ok(i.read_postings(&term, IndexRecordOption::Basic)?))
-                            .map_err(|e| self.tantivy_err(e))?;
-                        if let Some(postings) = postings {
-                            mark(postings);
-                        }
+                // A value of a field, the values under one (`tag/…`), or both.
+                let (field, exact, under): (Field, Option<&str>, Option<&str>) = match clause {
+                    Clause::Has(field, value) => (*field, Some(value), None),
+                    Clause::Tag(field, tag) => (*field, Some(tag), Some(tag)),
+                    Clause::Under(folder) => (path, None, Some(folder)),
+                };
+                let inverted = segment
+                    .inverted_index(field)
+                    .map_err(|e| self.tantivy_err(e))?;
+                if let Some(value) = exact {
+                    let term = Term::from_field_text(field, value);
+                    if let Some(postings) = inverted
+                        .read_postings(&term, IndexRecordOption::Basic)
+                        .map_err(|e| self.tantivy_err(e.into()))?
+                    {
+                        mark(postings);
                     }
-                    Clause::Tag(field, tag) => {
-                        let inverted = segment
-                            .inverted_index(*field)
-                            .map_err(|e| self.tantivy_err(e))?;
-                        let term = Term::from_field_text(*field, tag);
-                        if let Some(postings) = inverted
-                            .read_postings(&term, IndexRecordOption::Basic)
-                            .map_err(|e| self.tantivy_err(e.into()))?
-                        {
-                            mark(postings);
-                        }
-                        terms_under(&inverted, tag, |info| {
-                            mark(
-                                inverted
-                                    .read_postings_from_terminfo(info, IndexRecordOption::Basic)?,
-                            );
-                            Ok(())
-                        })
-                        .map_err(|e| self.tantivy_err(e.into()))?;
+                }
+                if let Some(parent) = under {
+                    let each = |info: &TermInfo| {
+                        mark(inverted.read_postings_from_terminfo(info, IndexRecordOption::Basic)?);
+                        Ok(())
+                    };
+                    match clause {
+                        Clause::Under(_) => paths_under(&inverted, parent, each),
+                        _ => terms_under(&inverted, parent, each),
                     }
-                    Clause::Under(folder) => {
-                        let inverted = segment
-                            .inverted_index(path)
-                            .map_err(|e| self.tantivy_err(e))?;
-                        paths_under(&inverted, folder, |info| {
-                            mark(
-                                inverted
-                                    .read_postings_from_terminfo(info, IndexRecordOption::Basic)?,
-                            );
-                            Ok(())
-                        })
-                        .map_err(|e| self.tantivy_err(e.into()))?;
-                    }
+                    .map_err(|e| self.tantivy_err(e.into()))?;
                 }
             }
             for (hit, marked) in hits.iter_mut().zip(marked) {
