@@ -62,9 +62,9 @@ pub struct Note {
     /// `deprecated`, `obsolete`, `outdated`, `archived`): still searched,
     /// never answered from.
     pub stale: bool,
-    /// Why the frontmatter could not be read, when it could not (its
-    /// properties are then unknown).
-    pub frontmatter_error: Option<String>,
+    /// Its frontmatter could not be read, so its properties are unknown (a
+    /// warning said why).
+    pub frontmatter_unread: bool,
     pub sections: Vec<Section>,
 }
 
@@ -151,8 +151,8 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
 
 /// How a passage's text starts a task item, open or done, as Obsidian
 /// shows its box.
-pub const OPEN_TASK: &str = "[ ] ";
-pub const DONE_TASK: &str = "[x] ";
+const OPEN_TASK: &str = "[ ] ";
+const DONE_TASK: &str = "[x] ";
 
 /// Obsidian's comment marks: `%%hidden%%` inline, or around whole lines.
 pub const COMMENT: &str = "%%";
@@ -335,14 +335,14 @@ pub fn parse_note(path: &str, src: &str) -> Note {
     };
     let src = src.as_ref();
     let (frontmatter, body) = split_frontmatter(src);
-    let (meta, frontmatter_error) = match frontmatter.map(read_frontmatter) {
-        Some(Ok(meta)) => (meta, None),
+    let (meta, frontmatter_unread) = match frontmatter.map(read_frontmatter) {
+        Some(Ok(meta)) => (meta, false),
         Some(Err(why)) => {
             // Its title, tags and aliases are lost: said, with the note.
             tracing::warn!(path, %why, "the note's frontmatter cannot be read; its title, tags and aliases are not");
-            (Frontmatter::default(), Some(why))
+            (Frontmatter::default(), true)
         }
-        None => (Frontmatter::default(), None),
+        None => (Frontmatter::default(), false),
     };
     let walked = walk_body(&strip_comments(body));
 
@@ -401,7 +401,7 @@ pub fn parse_note(path: &str, src: &str) -> Note {
         created: meta.created.or_else(|| date_prefix(file_stem)),
         kind: meta.kind,
         stale: meta.stale,
-        frontmatter_error,
+        frontmatter_unread,
         sections,
     }
 }
@@ -455,6 +455,16 @@ struct Frontmatter {
     created: Option<NaiveDate>,
     kind: NoteKind,
     stale: bool,
+}
+
+/// Whether a note's frontmatter says it no longer holds ([`Note::stale`]),
+/// read without parsing the rest of the note.
+pub fn says_stale(src: &str) -> bool {
+    let src = src.strip_prefix('\u{feff}').unwrap_or(src);
+    split_frontmatter(src)
+        .0
+        .and_then(|yaml| read_frontmatter(yaml).ok())
+        .is_some_and(|meta| meta.stale)
 }
 
 /// Values of a note's `status` that say it no longer holds.
@@ -1214,14 +1224,14 @@ mod tests {
         assert_eq!(note.title, "Title");
         assert_eq!(note.sections[0].text, "Body text");
         // It is said, for the index's summary.
-        assert!(note.frontmatter_error.is_some());
+        assert!(note.frontmatter_unread);
         for unread in ["title: Broken: yes: no", "tags: [a]\ntags: [b]", "- a\n- b"] {
             let note = parse_note("n.md", &format!("---\n{unread}\n---\nx\n"));
-            assert!(note.frontmatter_error.is_some(), "{unread}");
+            assert!(note.frontmatter_unread, "{unread}");
         }
         for read in ["title: Fine", ""] {
             let note = parse_note("n.md", &format!("---\n{read}\n---\nx\n"));
-            assert_eq!(note.frontmatter_error, None, "{read}");
+            assert!(!note.frontmatter_unread, "{read}");
         }
     }
 

@@ -578,7 +578,7 @@ impl WriterOwner {
                 let outcome = match looked {
                     Looked::Note(file, prepared) => {
                         if let Prepared::Parsed {
-                            frontmatter_error: true,
+                            frontmatter_unread: true,
                             ..
                         } = prepared
                         {
@@ -783,7 +783,7 @@ enum Prepared {
         hash: u64,
         docs: Vec<TantivyDocument>,
         /// Its frontmatter could not be read (a warning said why).
-        frontmatter_error: bool,
+        frontmatter_unread: bool,
     },
 }
 
@@ -874,7 +874,7 @@ fn prepare_text(
     Prepared::Parsed {
         hash,
         docs: note_documents(fields, &note, file.mtime_ns / 1_000_000_000),
-        frontmatter_error: note.frontmatter_error.is_some(),
+        frontmatter_unread: note.frontmatter_unread,
     }
 }
 

@@ -252,7 +252,7 @@ fn apply_once(
         }
         // A note the user marked as no longer holding holds no answer for
         // research: answers go to another, even one it has.
-        if crate::brain::parse::parse_note(&rel, &existing).stale {
+        if crate::brain::parse::says_stale(&existing) {
             continue;
         }
         let held = note::read_entries(&existing);
