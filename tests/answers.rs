@@ -560,6 +560,17 @@ async fn skipped_answers_say_why() {
         reasons,
         ["self-research", "self-research", "too-short", "empty"]
     );
+    // No answers at all is refused, as research refuses no questions.
+    let before = tree(brain.path());
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Add a waitlist", "qa": []}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["code"], "no-answers", "{body}");
+    assert_eq!(tree(brain.path()), before);
     server.stop().await;
 }
 

@@ -237,7 +237,7 @@ pub struct RememberRequest {
     #[serde(default)]
     #[schemars(length(min = 1, max = crate::limits::MAX_PROMPT_CHARS))]
     pub prompt: Option<String>,
-    #[schemars(length(max = crate::limits::MAX_ANSWERS))]
+    #[schemars(length(min = 1, max = crate::limits::MAX_ANSWERS))]
     pub qa: Vec<QuestionAnswer>,
     /// Notes are kept per prompt and day; the session also records what the
     /// user confirmed in its working context.

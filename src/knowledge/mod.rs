@@ -38,6 +38,8 @@ pub enum Error {
     EmptyPrompt,
     #[error("the prompt is {chars} characters long; at most {MAX_PROMPT_CHARS} are accepted")]
     PromptTooLong { chars: usize },
+    #[error("no answers were given: qa is empty")]
+    NoAnswers,
     #[error("{count} answers at once; at most {MAX_ANSWERS} are accepted")]
     TooManyAnswers { count: usize },
     #[error("question {} contains a control character; a question is one line", index + 1)]
@@ -73,6 +75,7 @@ impl Error {
         Some(match self {
             Error::EmptyPrompt => "empty-prompt",
             Error::PromptTooLong { .. } => "prompt-too-long",
+            Error::NoAnswers => "no-answers",
             Error::TooManyAnswers { .. } => "too-many-answers",
             Error::ControlCharacter { .. } => "control-character",
             Error::QuestionTooLong { .. } => "question-too-long",
@@ -363,6 +366,9 @@ pub fn check(prompt: &str, answers: &[Answer]) -> Result<String, Error> {
     if prompt.trim().is_empty() {
         return Err(Error::EmptyPrompt);
     }
+    if answers.is_empty() {
+        return Err(Error::NoAnswers);
+    }
     if answers.len() > MAX_ANSWERS {
         return Err(Error::TooManyAnswers {
             count: answers.len(),
@@ -530,6 +536,7 @@ mod tests {
             ("", vec![ok.clone()], "empty-prompt"),
             (" \n\t", vec![ok.clone()], "empty-prompt"),
             (&long, vec![ok.clone()], "prompt-too-long"),
+            ("p", vec![], "no-answers"),
             ("p", vec![ok.clone(); MAX_ANSWERS + 1], "too-many-answers"),
             (
                 "p",

@@ -28,7 +28,7 @@ fn answers_operation() -> Value {
             "type": "object", "required": ["prompt", "qa"], "additionalProperties": false,
             "properties": {
                 "prompt": {"type": "string", "minLength": 1, "maxLength": MAX_PROMPT_CHARS, "description": "the request the answers clarify; it names the note"},
-                "qa": {"type": "array", "maxItems": MAX_ANSWERS, "items": {
+                "qa": {"type": "array", "minItems": 1, "maxItems": MAX_ANSWERS, "items": {
                     "type": "object", "required": ["question", "answer"], "additionalProperties": false,
                     "properties": {
                         "question": {"type": "string", "maxLength": MAX_QUESTION_CHARS, "description": "one line: control characters are refused"},
