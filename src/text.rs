@@ -33,11 +33,48 @@ pub fn plain_text(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `text` as a terminal would have left it, then as [`plain_text`]: a line
+/// a carriage return rewrote (a progress bar: `10%\r20%\r100%`) is what it
+/// was rewritten to, and a backspace takes back the character before it
+/// (`b\bbold`, the overstrike of bold, is `bold`). For what a program
+/// printed: a failure's text, build output.
+pub fn terminal_text(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\r', '\u{8}']) {
+        return plain_text(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        // The last rewrite that wrote anything ("50%\r" still shows 50%).
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let shown = line.rsplit('\r').find(|s| !s.is_empty()).unwrap_or("");
+        let start = out.len();
+        for c in shown.chars() {
+            if c == '\u{8}' {
+                if out.len() > start {
+                    out.pop();
+                }
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    Cow::Owned(plain_text(&out).into_owned())
+}
+
 /// Skips what follows an ESC: a control sequence (`ESC [ … m`), a string
-/// (`ESC ] … BEL`, a window title or a link), or one character.
+/// (`ESC ] … BEL`, a window title or a link), a character set's choice
+/// (`ESC ( B`, which `tput sgr0` writes), or one character.
 fn skip_escape(chars: &mut Peekable<Chars<'_>>) {
     match chars.next() {
         Some('[') => skip_control_sequence(chars),
+        Some(' '..='/') => {
+            // Intermediate bytes, then one final byte.
+            while chars.next_if(|c| (' '..='/').contains(c)).is_some() {}
+            chars.next();
+        }
         Some(']' | 'P' | 'X' | '^' | '_') => {
             // Ends at BEL or at ESC \.
             while let Some(c) = chars.next() {
@@ -125,11 +162,31 @@ mod tests {
             ("\u{9b}31mred", "red"),
             ("cut at the end \u{1b}[", "cut at the end "),
             ("두뇌 🚀", "두뇌 🚀"),
+            ("\u{1b}(Bcharset \u{1b})0set", "charset set"),
         ];
         for (raw, want) in cases {
             assert_eq!(plain_text(raw), want, "{raw:?}");
         }
         assert!(matches!(plain_text("as is"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn terminal_text_is_what_the_terminal_was_left_showing() {
+        let cases = [
+            (
+                "Downloading 10%\rDownloading 100%\ndone",
+                "Downloading 100%\ndone",
+            ),
+            ("50%\r", "50%"),
+            ("crlf\r\nkept", "crlf\nkept"),
+            ("b\u{8}bold and _\u{8}u", "bold and u"),
+            ("\u{8}\u{8}start", "start"),
+            ("\u{1b}[32m 1/3\r\u{1b}[32m 3/3\u{1b}[0m\nok", " 3/3\nok"),
+            ("plain", "plain"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(terminal_text(raw), want, "{raw:?}");
+        }
     }
 
     #[test]

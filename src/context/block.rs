@@ -121,11 +121,14 @@ fn fit_one(section: &Section, budget: usize) -> Fitted {
         return left_out(total);
     }
     let mut left = budget - base;
-    let order: Vec<usize> = if section.keep_newest {
+    let mut order: Vec<usize> = if section.keep_newest {
         (0..total).rev().collect()
     } else {
         (0..total).collect()
     };
+    // Open work is kept before finished work, however new that is.
+    order.sort_by_key(|&i| !section.items[i].starts_with(OPEN_ITEM));
+
     let mut kept: Vec<(usize, String)> = Vec::new();
     let mut cut = false;
     for &i in &order {
@@ -183,11 +186,14 @@ pub fn item(prefix: &str, text: &str) -> String {
     out
 }
 
+/// The marker of a goal or progress item not done yet.
+const OPEN_ITEM: &str = "- [ ] ";
+
 fn checkbox(done: bool) -> &'static str {
     if done {
         "- [x] "
     } else {
-        "- [ ] "
+        OPEN_ITEM
     }
 }
 
@@ -479,6 +485,22 @@ mod tests {
         let fitted = fit_sections(&[section], 3 + 11);
         assert_eq!(fitted[0].text.as_deref(), Some("P:\n- new item"));
         assert_eq!(fitted[0].report.omitted, 1);
+    }
+
+    #[test]
+    fn open_work_is_kept_before_newer_finished_work() {
+        let mut items = vec![item(checkbox(false), "open-0")];
+        items.extend((1..100).map(|i| item(checkbox(true), &format!("done-{i}"))));
+        let section = Section {
+            name: "progress",
+            heading: "P:".into(),
+            items,
+            keep_newest: true,
+            whole_items: false,
+        };
+        let fitted = fit_sections(&[section], 46);
+        let text = fitted[0].text.as_deref().unwrap();
+        assert_eq!(text, "P:\n- [ ] open-0\n- [x] done-98\n- [x] done-99");
     }
 
     #[test]

@@ -19,13 +19,27 @@ pub fn event_types() -> [&'static str; 7] {
 }
 
 /// Argument fields that name a file, in the order they are tried.
-pub const PATH_FIELDS: [&str; 6] = [
+pub const PATH_FIELDS: [&str; 10] = [
     "path",
     "file_path",
     "filePath",
     "file",
     "filename",
     "fileName",
+    "notebook_path",
+    "absolute_path",
+    "target_file",
+    "targetFile",
+];
+
+/// Where a patch in an argument (`apply_patch`'s `input`) names the file it
+/// changes, each at the start of a line.
+const PATCH_FILE_LINES: [&str; 3] = ["*** Update File: ", "*** Add File: ", "*** Delete File: "];
+
+/// Words of a tool's name that say it searches or lists: the `path` it
+/// is given is where it looks, a folder unless it names a file.
+const LOOKING_WORDS: [&str; 8] = [
+    "ls", "list", "glob", "grep", "search", "find", "tree", "dir",
 ];
 
 /// How deep into nested arguments a file path is looked for.
@@ -226,7 +240,7 @@ pub fn parse_event(index: usize, value: &Value) -> Result<Event, InvalidEvent> {
             let is_error = fields.flag("is_error")?;
             Event::ToolCall {
                 writes: tool_writes(&tool, arguments),
-                path: find_path(arguments),
+                path: find_path(&tool, arguments),
                 tool,
                 is_error,
             }
@@ -316,7 +330,7 @@ impl Fields<'_> {
             Some(Value::String(s)) => {
                 // Kept without terminal escapes or control characters: build
                 // output keeps its words, not its colours.
-                let s = crate::text::plain_text(s);
+                let s = crate::text::terminal_text(s);
                 if s.trim().is_empty() {
                     Err(InvalidEvent::Empty { index, field })
                 } else if max != usize::MAX && s.chars().count() > max {
@@ -358,8 +372,64 @@ impl Fields<'_> {
 
 /// The file a tool call's arguments name: the first of [`PATH_FIELDS`] at the
 /// shallowest level, looking into nested objects and into strings that hold
-/// JSON (OpenAI sends `arguments` as a JSON string).
-pub fn find_path(arguments: &Value) -> Option<FoundPath> {
+/// JSON (OpenAI sends `arguments` as a JSON string), else the first file a
+/// patch in them changes. A folder, a pattern of files or a search tool's
+/// scope is no file ([`is_no_file`]).
+pub fn find_path(tool: &str, arguments: &Value) -> Option<FoundPath> {
+    let looks = words(tool)
+        .iter()
+        .any(|w| LOOKING_WORDS.contains(&w.as_str()));
+    let found = path_field(arguments).or_else(|| patched_file(arguments))?;
+    let path = found.trim_matches(|c: char| c.is_ascii_whitespace());
+    if path.is_empty() || is_no_file(path, looks) {
+        return None;
+    }
+    Some(check_path(path))
+}
+
+/// Whether a path names no one file: a folder (`src/`, `.`, `..`, `~`), a
+/// pattern of files (`**/*.rs`), or, for a tool that searches or lists, a
+/// name without an extension (`/home/me/app/src`).
+fn is_no_file(path: &str, looks: bool) -> bool {
+    let last = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    path.ends_with(['/', '\\'])
+        || matches!(last, "." | ".." | "~")
+        || path.contains(['*', '?'])
+        || (path.contains('[') && path.contains(']'))
+        || (looks && !last.contains('.'))
+}
+
+/// The first file a patch in the arguments changes (`apply_patch`'s
+/// `*** Update File: src/a.rs`).
+fn patched_file(arguments: &Value) -> Option<String> {
+    let mut strings = vec![arguments];
+    let mut at = 0;
+    while let Some(value) = strings.get(at) {
+        at += 1;
+        match value {
+            Value::String(text) => {
+                let found = text.lines().find_map(|line| {
+                    PATCH_FILE_LINES
+                        .iter()
+                        .find_map(|start| line.strip_prefix(start))
+                });
+                if let Some(path) = found {
+                    return Some(path.to_string());
+                }
+            }
+            Value::Object(map) => strings.extend(map.values()),
+            Value::Array(items) => strings.extend(items),
+            _ => {}
+        }
+        if at > 64 {
+            break;
+        }
+    }
+    None
+}
+
+/// The first of [`PATH_FIELDS`] at the shallowest level of the arguments.
+fn path_field(arguments: &Value) -> Option<String> {
     let mut level: Vec<Value> = vec![arguments.clone()];
     for _ in 0..PATH_SEARCH_DEPTH {
         let mut next = Vec::new();
@@ -375,16 +445,10 @@ pub fn find_path(arguments: &Value) -> Option<FoundPath> {
                 Value::Object(map) => {
                     for field in PATH_FIELDS {
                         if let Some(Value::String(path)) = map.get(field) {
-                            // A folder (`src/`, `.`), as a search tool's
-                            // scope, is no file in play.
-                            let path = path.trim();
-                            if path.is_empty() {
+                            if path.trim().is_empty() {
                                 continue;
                             }
-                            if path.ends_with('/') || path == "." {
-                                return None;
-                            }
-                            return Some(check_path(path));
+                            return Some(path.clone());
                         }
                     }
                     next.extend(map.into_iter().map(|(_, v)| v));
@@ -415,7 +479,6 @@ fn check_path(path: &str) -> FoundPath {
         };
     }
     // `./a.rs` and `a.rs` are one file.
-    let path = path.trim();
     let relative = path.trim_start_matches("./");
     FoundPath::Path(if relative.is_empty() { path } else { relative }.to_string())
 }
@@ -426,6 +489,9 @@ const WRITING_WORDS: [&str; 10] = [
     "write", "edit", "create", "patch", "replace", "insert", "delete", "remove", "rename", "move",
 ];
 
+/// What may stand before a writing word in one word of a tool's name.
+const WRITING_PREFIXES: [&str; 4] = ["over", "re", "multi", "batch"];
+
 /// Whether a tool call writes or edits its file. No allow-list of tool names:
 /// any tool whose name (or `command`/`mode` argument, as editors with one tool
 /// for viewing and editing have) says so.
@@ -434,9 +500,13 @@ pub fn tool_writes(tool: &str, arguments: &Value) -> bool {
     // so that `view_created_items` is no writer.
     let says_write = |s: &str| {
         words(s).iter().any(|word| {
-            WRITING_WORDS
+            let word = word.strip_suffix('s').unwrap_or(word);
+            // `rewrite`, `multiedit`; not `credit` or `prewrite`.
+            let word = WRITING_PREFIXES
                 .iter()
-                .any(|w| word.ends_with(w) || word.strip_suffix('s') == Some(w))
+                .find_map(|p| word.strip_prefix(p))
+                .unwrap_or(word);
+            WRITING_WORDS.contains(&word)
         })
     };
     let arguments = match arguments {
@@ -485,7 +555,7 @@ mod tests {
     use serde_json::json;
 
     fn path_of(arguments: Value) -> Option<FoundPath> {
-        find_path(&arguments)
+        find_path("Read", &arguments)
     }
 
     #[test]
@@ -514,6 +584,77 @@ mod tests {
             path_of(json!({"pattern": "fee", "path": "src/lib.rs"})),
             Some(FoundPath::Path("src/lib.rs".into()))
         );
+    }
+
+    #[test]
+    fn folders_patterns_and_search_scopes_are_no_files() {
+        let path = |tool: &str, arguments: Value| find_path(tool, &arguments);
+        let file = |p: &str| Some(FoundPath::Path(p.into()));
+        for scope in [
+            "..",
+            "~",
+            "src/.",
+            "src/**/*.rs",
+            "*.ts",
+            "C:\\Users\\me\\app\\",
+            "a[0-9].md",
+        ] {
+            assert_eq!(path("Read", json!({"path": scope})), None, "{scope}");
+        }
+        // What a search or list tool is given is where it looks.
+        for tool in ["Grep", "Glob", "LS", "list_dir", "file_search"] {
+            assert_eq!(
+                path(
+                    tool,
+                    json!({"pattern": "fn main", "path": "/home/me/app/src"})
+                ),
+                None,
+                "{tool}"
+            );
+            assert_eq!(
+                path(tool, json!({"path": "src/main.rs"})),
+                file("src/main.rs"),
+                "{tool}"
+            );
+        }
+        assert_eq!(
+            path("Read", json!({"file_path": "Makefile"})),
+            file("Makefile")
+        );
+        // Blanks that are part of a name stay; a control character drops it.
+        assert_eq!(path("Read", json!({"file_path": " f.rs "})), file("f.rs"));
+        assert_eq!(
+            path("Read", json!({"file_path": "g.rs\u{a0}"})),
+            file("g.rs\u{a0}")
+        );
+        assert!(matches!(
+            path("Read", json!({"file_path": "\u{85}nel.txt"})),
+            Some(FoundPath::Dropped { .. })
+        ));
+    }
+
+    #[test]
+    fn notebooks_patches_and_other_agents_name_their_files() {
+        let path = |tool: &str, arguments: Value| find_path(tool, &arguments);
+        let file = |p: &str| Some(FoundPath::Path(p.into()));
+        assert_eq!(
+            path("NotebookEdit", json!({"notebook_path": "a.ipynb"})),
+            file("a.ipynb")
+        );
+        assert_eq!(
+            path("read_file", json!({"absolute_path": "/r/b.py"})),
+            file("/r/b.py")
+        );
+        let patch = "*** Begin Patch\n*** Update File: src/patched.rs\n@@\n-a\n+b\n*** End Patch";
+        assert_eq!(
+            path("apply_patch", json!({"input": patch})),
+            file("src/patched.rs")
+        );
+        assert_eq!(
+            path("shell", json!({"command": ["apply_patch", patch]})),
+            file("src/patched.rs")
+        );
+        assert_eq!(path("shell", json!({"command": ["ls"]})), None);
     }
 
     #[test]
@@ -554,6 +695,11 @@ mod tests {
         assert!(tool_writes("fs", &json!(r#"{"command": "create"}"#)));
         assert!(!tool_writes("Read", &json!({"path": "a"})));
         assert!(!tool_writes("grep", &json!({"pattern": "edit"})));
+        assert!(!tool_writes("Credit", &json!({"path": "a"})));
+        assert!(!tool_writes("Prewrite_lint", &json!({"path": "a"})));
+        assert!(tool_writes("rewrite", &json!({})));
+        assert!(tool_writes("NotebookEdit", &json!({})));
+        assert!(tool_writes("edits", &json!({})));
         // An editor tool that views a file does not change it.
         assert!(!tool_writes(
             "str_replace_based_edit_tool",

@@ -54,8 +54,9 @@ pub const MAX_EVENT_BYTES: usize = 256 * 1024;
 pub const MAX_USER_MESSAGE_CHARS: usize = crate::research::MAX_PROMPT_CHARS;
 /// Longest goal, progress item or decision, in characters.
 pub const MAX_ITEM_CHARS: usize = 2_000;
-/// A failure's text is kept in full up to this many characters; the rest is
-/// cut with "…" (a build log's first errors are the ones that matter).
+/// A failure's text is kept in full up to this many characters; a longer
+/// one loses its middle (`state::cut_middle`): a log's start says what ran,
+/// its end how it failed.
 pub const MAX_FAILURE_CHARS: usize = 8_000;
 /// Longest file path taken from a tool call, in characters.
 pub const MAX_PATH_CHARS: usize = 4_096;

@@ -126,7 +126,12 @@ fn chars(s: &str) -> usize {
 
 /// Assembles a pack within `budget` characters.
 pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
-    let query = match inputs.prompt.filter(|p| !p.trim().is_empty()) {
+    // The caller's text is cleaned as event text is: no terminal escapes
+    // or control characters reach the model, and a prompt of nothing else
+    // is no prompt.
+    let prompt = inputs.prompt.map(crate::text::plain_text);
+    let project_context = inputs.project_context.map(crate::text::plain_text);
+    let query = match prompt.as_deref().filter(|p| !p.trim().is_empty()) {
         Some(prompt) => Some((prompt, "prompt")),
         None => inputs
             .context
@@ -181,8 +186,8 @@ pub fn assemble(inputs: &PackInputs<'_>, budget: usize) -> Pack {
     sections.push(Section {
         name: "project_context",
         heading: "## Project context".into(),
-        items: inputs
-            .project_context
+        items: project_context
+            .as_deref()
             .filter(|t| !t.trim().is_empty())
             .map(|t| item("  ", t.trim()))
             .into_iter()
@@ -318,6 +323,33 @@ mod tests {
             "the session's older query is replaced"
         );
         assert_eq!(pack.sections[0].name, "last_user_query");
+    }
+
+    #[test]
+    fn the_callers_text_reaches_the_pack_without_terminal_escapes() {
+        let c = context();
+        for (prompt, source) in [
+            ("\u{1b}[31m", "session"),
+            ("real prompt\u{0} with \u{1b}[1mnul\u{1b}[0m", "prompt"),
+        ] {
+            let inputs = PackInputs {
+                prompt: Some(prompt),
+                project_context: Some("Harbor \u{1b}]0;title\u{7}deploys"),
+                context: Some(&c),
+                ..PackInputs::default()
+            };
+            let pack = assemble(&inputs, 10_000);
+            let text = pack.pack.unwrap();
+            assert!(
+                !text.chars().any(|c| c.is_control() && c != '\n'),
+                "{text:?}"
+            );
+            assert_eq!(pack.last_user_query.unwrap().source, source);
+            assert!(text.contains("  Harbor deploys\n"), "{text:?}");
+            if source == "prompt" {
+                assert!(text.contains("  real prompt with nul\n"), "{text:?}");
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::events::{Event, FailureKind, FoundPath};
 use super::{
-    cut_chars, MAX_DECISIONS, MAX_FAILURE_CHARS, MAX_GOALS, MAX_PROGRESS, MAX_QUESTIONS,
+    CUT_MARKER, MAX_DECISIONS, MAX_FAILURE_CHARS, MAX_GOALS, MAX_PROGRESS, MAX_QUESTIONS,
     RECENT_FILES,
 };
 
@@ -98,7 +98,18 @@ impl WorkingContext {
     pub fn apply(&mut self, number: usize, event: &Event, at: &str) -> Vec<Note> {
         let mut notes = Vec::new();
         match event {
-            Event::UserMessage { text } => self.last_user_query = Some(text.clone()),
+            Event::UserMessage { text } => {
+                // A bare reply ("continue", "y", "2") answers the agent; the
+                // request before it stays the one the session works on.
+                let keep = is_bare_reply(text)
+                    && self
+                        .last_user_query
+                        .as_deref()
+                        .is_some_and(|q| !is_bare_reply(q));
+                if !keep {
+                    self.last_user_query = Some(text.clone());
+                }
+            }
             Event::ToolCall {
                 tool,
                 path,
@@ -119,12 +130,15 @@ impl WorkingContext {
             Event::Goal { text, done } => upsert(&mut self.goals, text, *done, MAX_GOALS),
             Event::Progress { text, done } => upsert(&mut self.progress, text, *done, MAX_PROGRESS),
             Event::Failure { kind, text } => {
-                let (text, cut) = cut_chars(text, MAX_FAILURE_CHARS);
-                if cut {
+                let (text, cut) = cut_middle(text, MAX_FAILURE_CHARS);
+                if let Some((head, tail)) = cut {
                     notes.push(Note {
                         event: number,
                         kind: "failure-cut",
-                        detail: format!("kept the first {MAX_FAILURE_CHARS} characters"),
+                        detail: format!(
+                            "kept the first {head} and the last {tail} characters \
+                             of {MAX_FAILURE_CHARS} at most"
+                        ),
                     });
                 }
                 let superseded = match self.failures.iter().position(|f| f.kind == *kind) {
@@ -136,7 +150,7 @@ impl WorkingContext {
                     Failure {
                         kind: *kind,
                         text,
-                        cut,
+                        cut: cut.is_some(),
                         at: at.to_string(),
                         superseded,
                     },
@@ -208,6 +222,56 @@ impl WorkingContext {
         }
         trim_front(&mut self.confirmed, MAX_QUESTIONS);
     }
+}
+
+/// A user message of one short word: a choice or a go-ahead ("continue",
+/// "y", "2"), not a request.
+pub fn is_bare_reply(text: &str) -> bool {
+    let text = text.trim();
+    !text.contains(char::is_whitespace) && text.chars().count() <= BARE_REPLY_CHARS
+}
+
+/// The longest one-word message taken as a bare reply ("continue").
+const BARE_REPLY_CHARS: usize = 10;
+
+/// Cuts `text` to at most `max_chars` characters by leaving out its middle:
+/// the start of a build log says what ran, its end how it failed (a test
+/// summary, the last error after pages of progress). The cut falls between
+/// lines where one is near, and a line of "…" marks it. Returns the text
+/// and, when cut, how many characters of the start and of the end it kept.
+pub fn cut_middle(text: &str, max_chars: usize) -> (String, Option<(usize, usize)>) {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return (text.to_string(), None);
+    }
+    let mark = format!("\n{CUT_MARKER}\n");
+    let room = max_chars.saturating_sub(mark.chars().count());
+    if room < 2 {
+        let (cut, _) = super::cut_chars(text, max_chars);
+        let kept = cut.chars().count().saturating_sub(1);
+        return (cut, Some((kept, 0)));
+    }
+    // A quarter for the start, the rest for the end.
+    let head_chars = room / 4;
+    let tail_chars = room - head_chars;
+    let byte_at = |n: usize| text.char_indices().nth(n).map_or(text.len(), |(i, _)| i);
+    let head_end = byte_at(head_chars);
+    let tail_start = byte_at(total - tail_chars);
+    // Whole lines, when a line ends in the latter half of the start or
+    // begins in the former half of the end.
+    let head = &text[..head_end];
+    let head = match head.rfind('\n') {
+        Some(i) if head[..i].chars().count() * 2 >= head_chars => &head[..i],
+        _ => head,
+    };
+    let tail = &text[tail_start..];
+    let tail = match tail.find('\n') {
+        Some(i) if tail[..i].chars().count() * 2 <= tail_chars => &tail[i + 1..],
+        _ => tail,
+    };
+    let (head, tail) = (head.trim_end(), tail.trim_start_matches('\n'));
+    let kept = (head.chars().count(), tail.chars().count());
+    (format!("{head}{mark}{tail}"), Some(kept))
 }
 
 /// Two questions are one when they differ only in case, spacing, Unicode
@@ -336,8 +400,67 @@ mod tests {
             "t",
         );
         assert_eq!(notes[0].kind, "failure-cut");
-        assert_eq!(c.failures[0].text.chars().count(), MAX_FAILURE_CHARS);
-        assert!(c.failures[0].text.ends_with('…'));
+        assert!(c.failures[0].text.chars().count() <= MAX_FAILURE_CHARS);
+        assert!(c.failures[0].text.contains("\n…\n"));
+        assert!(c.failures[0].cut);
+        // A build log: pages of progress, then the error at its end.
+        let mut log: String = (0..400)
+            .map(|i| format!("   Compiling crate{i} v0.1.{i}\n"))
+            .collect();
+        log.push_str("error[E0425]: cannot find value `fee`\n --> src/refund.rs:42:9\nerror: could not compile `app`");
+        let notes = c.apply(
+            2,
+            &Event::Failure {
+                kind: FailureKind::Build,
+                text: log,
+            },
+            "t",
+        );
+        let kept = &c.failures[0].text;
+        assert!(kept.chars().count() <= MAX_FAILURE_CHARS, "{}", kept.len());
+        assert!(kept.starts_with("   Compiling crate0 v0.1.0\n"), "{kept}");
+        assert!(kept.ends_with("error: could not compile `app`"), "{kept}");
+        assert!(kept.contains("E0425"), "{kept}");
+        // Cut between whole lines.
+        let whole = |line: &str| match line.strip_prefix("   Compiling crate") {
+            Some(rest) => rest.split_once(" v0.1.").is_some_and(|(a, b)| a == b),
+            None => !line.contains("Compiling"),
+        };
+        assert!(kept.lines().all(whole), "{kept}");
+        assert!(notes[0].detail.contains("the last"), "{}", notes[0].detail);
+    }
+
+    #[test]
+    fn cutting_the_middle_keeps_the_ends_within_the_limit() {
+        for max in [0, 1, 2, 3, 4, 5, 8, 20, 101] {
+            for text in ["x".repeat(200), "ab\n".repeat(80), "한글 줄\n".repeat(50)] {
+                let (cut, kept) = cut_middle(&text, max);
+                assert!(cut.chars().count() <= max, "{max}: {cut:?}");
+                assert!(kept.is_some());
+            }
+        }
+        assert_eq!(cut_middle("short", 5), ("short".to_string(), None));
+    }
+
+    #[test]
+    fn a_bare_reply_does_not_replace_the_request() {
+        let mut c = WorkingContext::default();
+        let say = |text: &str| Event::UserMessage { text: text.into() };
+        c.apply(1, &say("y"), "t");
+        assert_eq!(
+            c.last_user_query.as_deref(),
+            Some("y"),
+            "nothing better yet"
+        );
+        c.apply(2, &say("Add a refund button to checkout"), "t");
+        c.apply(3, &say("continue"), "t");
+        c.apply(4, &say(" 2 "), "t");
+        assert_eq!(
+            c.last_user_query.as_deref(),
+            Some("Add a refund button to checkout")
+        );
+        c.apply(5, &say("Now the receipts"), "t");
+        assert_eq!(c.last_user_query.as_deref(), Some("Now the receipts"));
     }
 
     #[test]

@@ -40,12 +40,12 @@ fn section_report() -> Value {
 fn event_schema() -> Value {
     json!({"type": "object", "required": ["type"],
         "description": format!(
-            "One of: user_message {{text}} (at most {MAX_USER_MESSAGE_CHARS} characters; the last one is kept); \
-             tool_call {{tool, arguments, is_error?}} (a file path is taken from the arguments' {fields} field, \
+            "One of: user_message {{text}} (at most {MAX_USER_MESSAGE_CHARS} characters; the last one is kept, but a one-word reply such as \"continue\" keeps the request before it); \
+             tool_call {{tool, arguments?, is_error?}} (a file path is taken from the arguments' {fields} field, \
              also inside nested objects and JSON strings; a path with a control character is dropped and reported; \
              the last {RECENT_FILES} files are kept, most recent first; a tool whose name or command says write/edit/create/… \
              marks the file changed); goal {{text, done?}}; progress {{text, done?}}; failure {{kind: build|test|other, text}} \
-             (the latest of a kind replaces older ones; kept in full up to {MAX_FAILURE_CHARS} characters); resolved {{kind}}; \
+             (the latest of a kind replaces older ones; kept in full up to {MAX_FAILURE_CHARS} characters, a longer one as its first quarter and its end); resolved {{kind}}; \
              decision {{text}}. Goal, progress, decision and tool names are at most {MAX_ITEM_CHARS} characters; \
              an event is at most {MAX_EVENT_BYTES} bytes of JSON.",
             fields = PATH_FIELDS.join(", ")),

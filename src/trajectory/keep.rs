@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::model::{cut, Call, CallKind, Task, Trajectory};
 use super::patterns::{Finding, Pattern};
+use crate::context::state::is_bare_reply;
 
 /// Files named at most.
 const PATHS: usize = 12;
@@ -129,15 +130,6 @@ pub fn what_to_keep(t: &Trajectory, findings: &[Finding]) -> Keep {
     keep.events = events(&keep, goal);
     keep
 }
-
-/// A user message of one short word: a choice or a go-ahead, not a request.
-fn is_bare_reply(text: &str) -> bool {
-    let text = text.trim();
-    !text.contains(char::is_whitespace) && text.chars().count() <= BARE_REPLY_CHARS
-}
-
-/// The longest one-word message taken as a bare reply ("continue").
-const BARE_REPLY_CHARS: usize = 10;
 
 /// Whether a path is a shell pattern (`logs/*.jsonl`) rather than a file.
 fn is_pattern(path: &str) -> bool {
