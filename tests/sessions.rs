@@ -881,6 +881,10 @@ async fn the_window_keeps_the_oldest_request_and_pins_the_working_context() {
         (json!({"messages": [], "budget": -1}), "invalid-budget"),
         (json!({"messages": [], "budget": null}), "invalid-budget"),
         (json!({"messages": "hi", "budget": 10}), "invalid-json"),
+        (
+            json!({"messages": [], "budget": 10, "session": " bad"}),
+            "invalid-session",
+        ),
     ] {
         let (status, body) = server.post_json("/v1/context/window", &request).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{request}: {body}");

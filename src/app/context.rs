@@ -279,9 +279,13 @@ impl Noggin {
         request
             .validate()
             .map_err(|invalid| Error::invalid(invalid.code(), invalid.to_string()))?;
+        // A session given is checked, pinned or not: a wrong id is the
+        // caller's bug either way.
+        if let Some(id) = &request.session {
+            check_session_id(id)?;
+        }
         let (pinned, left_out) = match (&request.session, request.protect.working_context) {
             (Some(id), true) => {
-                check_session_id(id)?;
                 let session =
                     self.store()?.get(id.clone()).await?.ok_or_else(|| {
                         Error::UnknownSession(format!("no session {id:?} to pin"))

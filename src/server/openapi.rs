@@ -72,6 +72,10 @@ pub fn document() -> Value {
     let status = generator.subschema_for::<crate::app::Status>();
     document["paths"]["/v1/status"]["get"]["responses"]["200"]["content"] =
         json!({"application/json": {"schema": status}});
+    // A session's working context, structured, as the store keeps it.
+    let working = generator.subschema_for::<crate::context::state::WorkingContext>();
+    document["paths"]["/v1/sessions/{id}/context"]["get"]["responses"]["200"]["content"]
+        ["application/json"]["schema"]["properties"]["working_context"] = working.into();
     if let Some(schemas) = document["components"]["schemas"].as_object_mut() {
         schemas.extend(generator.take_definitions(true));
     }
