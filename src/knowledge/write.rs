@@ -168,7 +168,17 @@ pub(super) fn write_entries(
         added.extend(wrote);
         // An editor that saved a copy read before our rename has taken our
         // entries away again: apply once more rather than acknowledge them.
-        let now = fs::read(&path).map_err(io_error(&path))?;
+        let now = match fs::read(&path) {
+            Ok(now) => now,
+            // The note was renamed or moved away right after the write: the
+            // entries went with it, and are written again where they are
+            // looked for, rather than acknowledged in a note that is gone.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                last_path = path;
+                continue;
+            }
+            Err(source) => return Err(Error::Io { path, source }),
+        };
         let held = note::read_entries(&String::from_utf8_lossy(&now));
         let all_there = entries
             .iter()
@@ -242,7 +252,15 @@ fn apply_once(
             // A symlink or a folder by that name: leave it alone.
             continue;
         }
-        let bytes = fs::read(&path).map_err(io_error(&path))?;
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            // Renamed or moved away since the look (Obsidian's "Rename
+            // file"): read the folder again.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Applied::Changed(path))
+            }
+            Err(source) => return Err(Error::Io { path, source }),
+        };
         let read_hash = xxh3_64(&bytes);
         let Ok(existing) = String::from_utf8(bytes) else {
             continue;
@@ -341,9 +359,11 @@ fn replace_if_unchanged(
     let temp_path = write_temp(path, contents, Some(permissions), sync_first)?;
     let sync_after = || -> Result<(), Error> {
         if !sync_first {
-            File::open(path)
-                .and_then(|f| f.sync_all())
-                .map_err(io_error(path))?;
+            match File::open(path).and_then(|f| f.sync_all()) {
+                // Renamed away meanwhile: the file is the user's now.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.map_err(io_error(path))?,
+            }
         }
         sync_dir(dir)
     };
@@ -364,6 +384,11 @@ fn replace_if_unchanged(
         }
         // Not supported here: fall back to the compare-then-rename below.
         Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+        }
+        // Renamed or moved away since it was read: nothing was replaced.
+        Err(rustix::io::Errno::NOENT) => {
+            let _ = fs::remove_file(&temp_path);
+            return Ok(false);
         }
         Err(e) => {
             let _ = fs::remove_file(&temp_path);
