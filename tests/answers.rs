@@ -700,6 +700,38 @@ async fn a_long_saved_answer_comes_back_whole() {
     assert_eq!(words(got), answer, "{body}");
 }
 
+/// The request a note of answers keeps says what the assistant was asked,
+/// not what holds: research never answers from it, while the answer under
+/// its question still answers.
+#[tokio::test]
+async fn the_request_kept_with_answers_answers_nothing() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "The database migration is run by Mina Park once Jonas is back from leave",
+                "qa": [qa("Which day works for the migration?", "Thursday after the weekly sync works best.")]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"questions": ["Who runs the database migration?", "Which day works for the migration?"]}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answered: Vec<&str> = body["answered"]
+        .as_array()
+        .expect("answered")
+        .iter()
+        .map(|a| a["question"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(answered, ["Which day works for the migration?"], "{body}");
+}
+
 #[tokio::test]
 async fn temporary_files_are_never_indexed_and_the_note_is_indexed_once() {
     let brain = TestBrain::sample();

@@ -49,6 +49,9 @@ pub const TITLE_CHARS: usize = 50;
 /// Heading of the section that holds the prompt.
 pub const REQUEST_HEADING: &str = "Original request";
 
+/// The tag of every note of answers noggin writes.
+pub const KNOWLEDGE_TAG: &str = "alignment-knowledge";
+
 /// Heading of the section that holds the questions and answers.
 pub const CONFIRMED_HEADING: &str = "Confirmed information";
 
@@ -115,7 +118,7 @@ pub fn clean_block(text: &str) -> String {
 pub fn render_note(date: NaiveDate, prompt: &str, entries: &[Entry]) -> String {
     let date = date.format("%Y-%m-%d");
     format!(
-        "---\ncreated: {date}\ntags: [alignment-knowledge]\n---\n# {title}\n\n\
+        "---\ncreated: {date}\ntags: [{KNOWLEDGE_TAG}]\n---\n# {title}\n\n\
          > Provided by the user while clarifying a request on {date}.\n\n\
          ## {REQUEST_HEADING}\n{request}\n\n## {CONFIRMED_HEADING}\n{entries}",
         title = escape_heading_text(&escape_comment_marks(&title(prompt))),

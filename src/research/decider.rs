@@ -818,6 +818,7 @@ pub fn score_candidates(
         } else {
             0.0
         };
+        let answerable = super::qa::answers_by_words(section);
         for (i, (sentence, mut features)) in score_sentences(question, &tokens[at])
             .into_iter()
             .enumerate()
@@ -826,7 +827,13 @@ pub fn score_candidates(
             // follows them, not answers.
             // Nor is what a note that no longer holds says.
             let t = &tokens[at];
-            if section.stale || t.title_like[i] || t.struck[i] || t.asks[i] || is_header_row(t, i) {
+            if section.stale
+                || t.title_like[i]
+                || t.struck[i]
+                || t.asks[i]
+                || is_header_row(t, i)
+                || !answerable
+            {
                 continue;
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);

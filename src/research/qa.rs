@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::brain::parse::{date_prefix, strip_comments, HEADING_SEPARATOR};
 use crate::index::{Corpus, SearchFilter, SectionHit};
-use crate::knowledge::note::read_entries;
+use crate::knowledge::note::{read_entries, KNOWLEDGE_TAG};
 
 use super::decider::{QuestionTerms, Weights};
 use super::question::{answer_kind, informative_text, type_noun, AnswerKind};
@@ -59,6 +59,14 @@ fn stored_question(section: &SectionHit) -> Option<&str> {
     let last = section.heading.rsplit(HEADING_SEPARATOR).next()?;
     let question = last.trim().strip_prefix(QUESTION_PREFIX)?.trim();
     (!question.is_empty()).then_some(question)
+}
+
+/// Whether research may answer from `section` by its words alone. A note of
+/// answers noggin wrote (tagged [`KNOWLEDGE_TAG`]) answers only under a
+/// stored question: its title and the assistant's request under "Original
+/// request" say what was asked, not what holds.
+pub fn answers_by_words(section: &SectionHit) -> bool {
+    !section.tags.iter().any(|t| t == KNOWLEDGE_TAG) || stored_question(section).is_some()
 }
 
 /// Finds the stored answer for `question` in the knowledge folder.

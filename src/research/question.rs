@@ -295,6 +295,13 @@ const CJK_QUESTION_PARTS: &[&str] = &[
     "무엇",
     "뭔가요",
     "뭐예요",
+    "뭐",
+    "알려주세요",
+    "알려줄래요",
+    "알려줄래",
+    "알려줘요",
+    "알려줘",
+    "뭘",
     "누구인가요",
     "누구입니까",
     "누구예요",
@@ -377,6 +384,7 @@ static CJK_QUESTION_PART: LazyLock<Regex> = LazyLock::new(|| {
 /// Korean particles that may end a word, longest first.
 const KOREAN_PARTICLES: &[&str] = &[
     "에서는",
+    "께서",
     "에서도",
     "으로는",
     "에게서",
@@ -401,6 +409,7 @@ const KOREAN_PARTICLES: &[&str] = &[
     "도",
     "로",
     "만",
+    "께",
 ];
 
 /// The kind of answer a question asks for.
@@ -444,9 +453,9 @@ pub fn informative_text(question: &str) -> String {
         }
         let word = CJK_QUESTION_PART.replace_all(word, " ");
         for piece in word.split_whitespace() {
-            let piece = strip_ending(piece);
-            if !piece.is_empty() {
-                words.push(strip_particle(piece).to_string());
+            let piece = strip_honorific(strip_particle(strip_ending(piece)));
+            if !piece.is_empty() && !LEFT_OF_QUESTION.contains(&piece) {
+                words.push(piece.to_string());
             }
         }
     }
@@ -473,6 +482,43 @@ fn strip_ending(word: &str) -> &str {
     KOREAN_ENDINGS
         .iter()
         .find_map(|ending| word.strip_suffix(ending))
+        .unwrap_or(word)
+}
+
+/// What is left of a Korean word once its question word is out ("언제니",
+/// "얼마임", "언제 함", "하는지 알려줘"): endings of a plain or casual
+/// question, never a word asked about.
+const LEFT_OF_QUESTION: &[&str] = &[
+    "니",
+    "냐",
+    "야",
+    "해",
+    "해요",
+    "함",
+    "임",
+    "하",
+    "하는지",
+    "되는지",
+    "인지",
+    "줘",
+    "요",
+    "지",
+    "나",
+    "님",
+    "씨",
+    "했",
+];
+
+/// "이서연님" → "이서연": the honorifics 님 and 씨 after a name (or a role,
+/// "선생님") are no part of what is asked; a word of two syllables keeps
+/// them ("손님", "날씨").
+fn strip_honorific(word: &str) -> &str {
+    let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
+    if !hangul || word.chars().count() < 3 {
+        return word;
+    }
+    word.strip_suffix('님')
+        .or_else(|| word.strip_suffix('씨'))
         .unwrap_or(word)
 }
 
@@ -984,6 +1030,30 @@ mod tests {
             assert_eq!(informative_text(asked), "회식 인원 명", "{asked}");
         }
         assert_eq!(informative_text("회식 예산은 얼마예요?"), "회식 예산");
+        // Honorifics after a name, and casual endings, are not asked about.
+        for asked in [
+            "이서연 연락처가 뭐예요?",
+            "이서연 님 연락처가 뭐예요?",
+            "이서연님 연락처가 뭐예요?",
+            "이서연 씨 연락처 알려줘",
+            "이서연님의 연락처는 뭐니?",
+        ] {
+            assert_eq!(informative_text(asked), "이서연 연락처", "{asked}");
+        }
+        assert_eq!(
+            informative_text("운영 배포 언제 하는지 알려줘"),
+            "운영 배포"
+        );
+        assert_eq!(informative_text("배포는 요일에 해?"), "배포 요일");
+        assert_eq!(informative_text("알파 예산 얼마임?"), "알파 예산");
+        assert_eq!(informative_text("배포 언제 함?"), "배포");
+        assert_eq!(
+            informative_text("메시지 큐는 뭘 쓰기로 했나요?"),
+            "메시지 큐는 쓰기"
+        );
+        // Two syllables keep theirs: 손님 is a guest, 날씨 the weather.
+        assert_eq!(informative_text("손님은 몇 명이에요?"), "손님 명");
+        assert_eq!(informative_text("날씨는 어때요?"), "날씨 어때요");
         // Taken off a word's end only.
         assert_eq!(informative_text("죠스 포스터는 어디"), "죠스 포스터");
     }
