@@ -1453,6 +1453,42 @@ async fn the_card_in_a_browser() {
     server.stop().await;
 }
 
+/// Korean breaks lines between its words on the card, Chinese between its
+/// characters.
+#[tokio::test(flavor = "multi_thread")]
+async fn korean_breaks_between_words_on_the_card() {
+    let server = TestServer::start(&TestBrain::sample()).await;
+    research(&server, "ko", &["배포는 언제 하나요?", "发布负责人是谁？"]).await;
+    let browser = Browser::start().await;
+    browser
+        .client()
+        .goto(&format!("{}/?session=ko", server.base_url))
+        .await
+        .expect("open the card");
+    browser
+        .wait_for_js(
+            "the questions are shown",
+            "return document.querySelectorAll('#research .question bdi').length === 2;",
+        )
+        .await;
+    let breaks = browser
+        .js(
+            "return [...document.querySelectorAll('#research .question bdi')].map(b => \
+               [b.textContent, b.lang, getComputedStyle(b).wordBreak]);",
+        )
+        .await;
+    browser.close().await;
+    server.stop().await;
+    assert_eq!(
+        breaks,
+        json!([
+            ["배포는 언제 하나요?", "ko", "keep-all"],
+            ["发布负责人是谁？", "", "normal"]
+        ]),
+        "{breaks}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_card_routes_are_in_the_openapi_document() {
     let brain = TestBrain::empty();

@@ -87,8 +87,15 @@
     return String(text).replace(REORDERING, '\ufffd');
   }
 
+  // Korean is written with spaces between words, and a line breaks between
+  // them, not inside one ("얼마인|가요"); Chinese and Japanese break anywhere.
+  const HANGUL = /[\uac00-\ud7af]/;
+  function langOf(text) {
+    return HANGUL.test(text) ? 'ko' : null;
+  }
+
   function userText(text) {
-    return el('bdi', { text: plainOrder(text) });
+    return el('bdi', { text: plainOrder(text), lang: langOf(String(text)) });
   }
 
   // Only links to noggin's own rendered notes are made from server data.
@@ -544,7 +551,7 @@
       list.replaceChildren(...hits.map((hit) => el('li', { class: 'result' },
         el('a', { class: 'result-title', href: noteLinkFor(hit.path) }, userText(hit.title || hit.path)),
         hit.heading ? el('span', { class: 'heading' }, ' › ', userText(hit.heading)) : null,
-        el('p', { class: 'snippet', dir: 'auto' }, snippetNodes(hit.snippet)),
+        el('p', { class: 'snippet', dir: 'auto', lang: langOf(String(hit.snippet)) }, snippetNodes(hit.snippet)),
         el('p', { class: 'path' }, userText(hit.path)))));
     } catch (error) {
       if (error.name === 'AbortError') return;
