@@ -98,6 +98,13 @@
     return el('bdi', { text: plainOrder(text), lang: langOf(String(text)) });
   }
 
+  // A heading path without the note's title it starts with (a note's
+  // first heading is often its title: "ADR-003 › ADR-003 › 결정").
+  function headingBelow(title, heading) {
+    if (!heading || heading === title) return '';
+    return title && heading.startsWith(title + ' › ') ? heading.slice(title.length + 3) : heading;
+  }
+
   // Only links to noggin's own rendered notes are made from server data.
   // A note opened from a session's card leads back to that session.
   function noteHref(link) {
@@ -165,7 +172,8 @@
       const name = source.title || source.path;
       const link = href ? el('a', { href, title: source.path }, userText(name)) : el('span', null, userText(name));
       const heading = lastHeading(source.heading);
-      return el('li', null, link, heading && heading !== name ? el('span', { class: 'heading' }, ' › ', userText(heading)) : null);
+      const below = headingBelow(name, heading);
+      return el('li', null, link, below ? el('span', { class: 'heading' }, ' › ', userText(below)) : null);
     });
     if (!items.length) return null;
     return el('div', { class: 'sources' }, el('span', { class: 'sources-label', text: label }), el('ul', null, items));
@@ -550,7 +558,7 @@
         : ['No note matches “', userText(query), '”.']));
       list.replaceChildren(...hits.map((hit) => el('li', { class: 'result' },
         el('a', { class: 'result-title', href: noteLinkFor(hit.path) }, userText(hit.title || hit.path)),
-        hit.heading ? el('span', { class: 'heading' }, ' › ', userText(hit.heading)) : null,
+        headingBelow(hit.title, hit.heading) ? el('span', { class: 'heading' }, ' › ', userText(headingBelow(hit.title, hit.heading))) : null,
         el('p', { class: 'snippet', dir: 'auto', lang: langOf(String(hit.snippet)) }, snippetNodes(hit.snippet)),
         el('p', { class: 'path' }, userText(hit.path)))));
     } catch (error) {

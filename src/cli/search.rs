@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use crate::app::{CoreConfig, Noggin, SearchRequest};
+use crate::brain::parse::HEADING_SEPARATOR;
 use crate::config::SearchArgs;
 use crate::text::one_line;
 
@@ -27,10 +28,11 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
         writeln!(out, "no notes match{yet}")?;
     }
     for hit in results.hits {
-        let heading = if hit.heading.is_empty() {
+        let below = heading_below(&hit.title, &hit.heading);
+        let heading = if below.is_empty() {
             String::new()
         } else {
-            format!(" › {}", hit.heading)
+            format!("{HEADING_SEPARATOR}{below}")
         };
         writeln!(
             out,
@@ -43,6 +45,18 @@ pub fn search(args: SearchArgs) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// A passage's heading path without the note's title it starts with (a
+/// note's first heading is often its title: "ADR-003 › ADR-003 › 결정").
+fn heading_below<'h>(title: &str, heading: &'h str) -> &'h str {
+    if heading == title {
+        return "";
+    }
+    heading
+        .strip_prefix(title)
+        .and_then(|rest| rest.strip_prefix(HEADING_SEPARATOR))
+        .unwrap_or(heading)
 }
 
 /// The snippet's lines, each indented under its hit, with no blank ones
@@ -66,4 +80,21 @@ fn plain_snippet(html: &str) -> String {
         .replace("&quot;", "\"")
         .replace("&#39;", "'")
         .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heading_path_loses_the_title_it_starts_with() {
+        assert_eq!(heading_below("ADR-003", "ADR-003 › 결정"), "결정");
+        assert_eq!(heading_below("박지훈", "박지훈"), "");
+        assert_eq!(heading_below("Deploy", "Rollback"), "Rollback");
+        assert_eq!(
+            heading_below("Deploy", "Deployment › Steps"),
+            "Deployment › Steps"
+        );
+        assert_eq!(heading_below("Deploy", ""), "");
+    }
 }
