@@ -214,9 +214,19 @@ impl Folders {
             self.watch_tree(&path)?;
         } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
             self.forget_tree(&path);
-        } else {
-            // A folder's attributes changed: no note did.
+        } else if self.folders.values().any(|watched| *watched == path)
+            || brain_path(&self.root, &path).is_none()
+        {
+            // A watched folder's attributes changed: no note did.
             return Ok(());
+        } else {
+            // A folder that could not be watched (it could not be read) may
+            // be readable now (`chmod 755`): it is watched, and its notes
+            // compared in full.
+            self.watch_tree(&path)?;
+            if !self.folders.values().any(|watched| *watched == path) {
+                return Ok(());
+            }
         }
         seen.paths.push(path);
         Ok(())
@@ -337,6 +347,38 @@ mod tests {
         assert!(!seen.paths.is_empty());
         assert!(
             seen.paths.iter().all(|p| p == &root.join("notes/a.md")),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn a_folder_that_could_not_be_watched_is_watched_once_its_mode_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        write(&root.join("Decisions/adr.md"), "a");
+        let mut folders = watch(&root).unwrap();
+        // As when the folder could not be read when the brain was watched.
+        folders.forget_tree(&root.join("Decisions"));
+        assert_eq!(folders.watched(), vec![root.clone()]);
+        let mode = fs::metadata(root.join("Decisions")).unwrap().permissions();
+        fs::set_permissions(root.join("Decisions"), mode).unwrap();
+        let seen = read_until(&mut folders, |s| !s.paths.is_empty());
+        assert_eq!(seen.paths, vec![root.join("Decisions")]);
+        assert_eq!(
+            folders.watched(),
+            vec![root.clone(), root.join("Decisions")]
+        );
+        // Watched now: its mode changing again says nothing.
+        let mode = fs::metadata(root.join("Decisions")).unwrap().permissions();
+        fs::set_permissions(root.join("Decisions"), mode).unwrap();
+        assert_eq!(
+            read_until(&mut folders, |_| false).paths,
+            Vec::<PathBuf>::new()
+        );
+        fs::write(root.join("Decisions/adr.md"), "b").unwrap();
+        let seen = read_until(&mut folders, |s| !s.paths.is_empty());
+        assert!(
+            seen.paths.contains(&root.join("Decisions/adr.md")),
             "{seen:?}"
         );
     }

@@ -58,10 +58,13 @@ impl FileIdentity {
 }
 
 /// What a scan found besides notes.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct ScanReport {
     pub too_large: usize,
     pub unreadable: usize,
+    /// Folders that could not be read (relative, `/`-separated): what they
+    /// held is unknown, not gone.
+    pub unreadable_folders: Vec<String>,
     /// Symbolic links, which noggin does not follow (a link out of the
     /// brain would index what is not the user's notes).
     pub links: usize,
@@ -163,6 +166,9 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
             Err(error) => {
                 tracing::warn!(%error, "skipping an unreadable entry of the brain");
                 report.unreadable += 1;
+                if let Some(folder) = error.path().and_then(|p| relative_path(root, p)) {
+                    report.unreadable_folders.push(folder);
+                }
                 continue;
             }
         };

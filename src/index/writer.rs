@@ -505,11 +505,11 @@ impl WriterOwner {
         let started = Instant::now();
         set_indexing(&self.setup.status, true);
         let mut report = ReconcileReport::default();
-        let files = match list_notes(&self.setup.brain) {
+        let (files, unreadable_folders) = match list_notes(&self.setup.brain) {
             Ok((files, scan)) => {
                 report.skipped_links = scan.links;
                 report.unreadable = scan.unreadable;
-                files
+                (files, scan.unreadable_folders)
             }
             Err(error) => {
                 // The folder vanished or cannot be read: keep the index as it
@@ -527,13 +527,7 @@ impl WriterOwner {
         };
         let total = files.len();
         let on_disk: HashSet<&str> = files.iter().map(|f| f.rel_path.as_str()).collect();
-        let gone: Vec<String> = self
-            .manifest
-            .notes
-            .keys()
-            .filter(|p| !on_disk.contains(p.as_str()))
-            .cloned()
-            .collect();
+        let gone = gone_notes(self.manifest.notes.keys(), &on_disk, &unreadable_folders);
         let mut changed = false;
         for path in gone {
             self.delete_note(&path);
@@ -804,6 +798,26 @@ enum Looked {
 /// knows comes with its `stat`, and is read if it changed; a new one is
 /// opened and read at once. An unreadable file counts as unchanged (with a
 /// warning).
+/// The indexed notes that are gone from the disk: not listed, and not in a
+/// folder that could not be read (what that holds is unknown, not gone: its
+/// notes are kept as they were indexed, as a note that cannot be read is).
+fn gone_notes<'a>(
+    indexed: impl Iterator<Item = &'a String>,
+    on_disk: &HashSet<&str>,
+    unreadable_folders: &[String],
+) -> Vec<String> {
+    let unknown = |path: &str| {
+        unreadable_folders.iter().any(|folder| {
+            path.strip_prefix(folder.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    indexed
+        .filter(|p| !on_disk.contains(p.as_str()) && !unknown(p))
+        .cloned()
+        .collect()
+}
+
 fn look(
     fields: &Fields,
     manifest: &Manifest,
@@ -1126,6 +1140,22 @@ mod tests {
         let report = index.reconcile_blocking(None).unwrap();
         assert!(index.status().commit_error.is_none(), "{report:?}");
         assert_eq!((report.notes, found("echo")), (4, 0), "{report:?}");
+    }
+
+    #[test]
+    fn the_notes_of_a_folder_that_cannot_be_read_are_not_gone() {
+        let indexed: Vec<String> = [
+            "a.md",
+            "Decisions/x.md",
+            "Decisions/deep/y.md",
+            "Decisions2/z.md",
+            "b.md",
+        ]
+        .map(String::from)
+        .to_vec();
+        let on_disk: std::collections::HashSet<&str> = ["a.md"].into_iter().collect();
+        let gone = super::gone_notes(indexed.iter(), &on_disk, &["Decisions".to_string()]);
+        assert_eq!(gone, ["Decisions2/z.md", "b.md"]);
     }
 
     #[test]
