@@ -302,10 +302,23 @@ async fn serve_starts_beside_a_file_that_is_no_store_and_leaves_it_as_it_is() {
     assert_store_unhealthy(&server, "is not a noggin session store").await;
     assert_eq!(std::fs::read(&file).expect("still there"), noise);
 
-    // Moved aside, a new store takes its place without a restart.
+    // Moved aside, the status says so at once (no session request in
+    // between), and a new store takes its place without a restart.
     std::fs::rename(&file, brain.data_dir().join("sessions.sqlite.damaged")).expect("move aside");
+    let status = server.status().await;
+    assert!(status["session_store_error"].is_null(), "{status}");
+    assert_eq!(status["healthy"], true, "{status}");
     store_goal(&server, "run", "kept").await;
     assert!(server.status().await["session_store_error"].is_null());
+    // A store replaced by another file while serving: the status says so
+    // before any session request.
+    let other = brain.data_dir().join("other.sqlite");
+    write_noise(&other);
+    for journal in ["sessions.sqlite-wal", "sessions.sqlite-shm"] {
+        let _ = std::fs::remove_file(brain.data_dir().join(journal));
+    }
+    std::fs::rename(&other, &file).expect("replace the store");
+    assert_store_unhealthy(&server, "is not a noggin session store").await;
     server.stop().await;
     let aside = std::fs::read(brain.data_dir().join("sessions.sqlite.damaged"));
     assert_eq!(aside.expect("the file moved aside"), noise);

@@ -691,6 +691,15 @@ impl Noggin {
         self.inner.max_note_bytes
     }
 
+    /// [`Noggin::status`] after looking at the session store's file again:
+    /// what `/v1/status` and MCP's `status` answer.
+    pub async fn current_status(&self) -> Status {
+        if let Some(sessions) = &self.inner.sessions {
+            sessions.recheck().await;
+        }
+        self.status()
+    }
+
     /// What noggin holds and how it is doing.
     pub fn status(&self) -> Status {
         let index = &self.inner.index;

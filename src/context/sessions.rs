@@ -524,6 +524,25 @@ impl SessionStore {
             .map(|problem| problem.error(&self.path).to_string())
     }
 
+    /// Looks at the store's file again when it is no longer the one read
+    /// (moved aside, replaced, damaged by hand), so that [`problem`] says
+    /// how the store is now rather than at the last session request.
+    ///
+    /// [`problem`]: SessionStore::problem
+    pub async fn recheck(&self) {
+        if self.writer.is_none() {
+            return;
+        }
+        let read = self.reader.lock().unwrap_or_else(|e| e.into_inner()).file;
+        // While the store cannot be used, each look tries it again (one
+        // open that fails at the file's header, and writes nothing).
+        if FileId::of(&self.path) != read || self.health.get().is_some() {
+            // Any read opens the file at the path again and records what
+            // it finds; its own outcome is in the health.
+            let _ = self.recent(1).await;
+        }
+    }
+
     /// Runs a read on the reading connection, opened again first when the
     /// file it has open is no longer the one at the store's path (one
     /// `stat`); damage it finds is recorded.

@@ -270,7 +270,7 @@ impl NogginMcp {
         &self,
         Parameters(NoArguments {}): Parameters<NoArguments>,
     ) -> Result<Json<Status>, String> {
-        Ok(Json(self.app.status()))
+        Ok(Json(self.app.current_status().await))
     }
 }
 

@@ -19,5 +19,5 @@ pub fn health_router() -> Router<AppState> {
 }
 
 async fn status(State(state): State<AppState>) -> Json<Status> {
-    Json(state.app.status())
+    Json(state.app.current_status().await)
 }
