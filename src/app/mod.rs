@@ -641,26 +641,33 @@ impl Noggin {
     /// without `..` or hidden parts, a note, inside the brain. Anything else
     /// is not found, so a caller cannot tell a file outside the brain from
     /// one that does not exist.
-    pub fn load_note(&self, rel_path: &str) -> Option<LoadedNote> {
+    ///
+    /// A note of the brain that cannot be read (no permission) is an error
+    /// that says so: it is known to be a note of the brain by then.
+    pub fn load_note(&self, rel_path: &str) -> Result<Option<LoadedNote>, String> {
         if rel_path.contains('\0')
             || rel_path.starts_with('/')
             || rel_path.chars().count() > MAX_NOTE_PATH_CHARS
         {
-            return None;
+            return Ok(None);
         }
         let file = match stat_note(self.brain(), rel_path, self.inner.max_note_bytes) {
             Ok(Some(file)) => file,
-            Ok(None) => return None,
+            Ok(None) => return Ok(None),
             Err(error) => {
                 tracing::debug!(%error, "not serving a note");
-                return None;
+                return Ok(None);
             }
         };
         match read_note_text(&file) {
-            Ok(source) => Some(LoadedNote { file, source }),
+            Ok(source) => Ok(Some(LoadedNote { file, source })),
+            Err(crate::brain::Error::Io { source, .. }) => {
+                tracing::warn!(path = %file.rel_path, %source, "cannot read a note");
+                Err(format!("noggin cannot read {}: {source}", file.rel_path))
+            }
             Err(error) => {
                 tracing::warn!(%error, "cannot read a note");
-                None
+                Err(format!("noggin cannot read {}", file.rel_path))
             }
         }
     }
@@ -671,6 +678,10 @@ impl Noggin {
         let note = tokio::task::spawn_blocking(move || app.load_note(&rel_path))
             .await
             .context("the note reading task failed")?
+            .map_err(|message| Error::Unavailable {
+                code: "note-unreadable",
+                message,
+            })?
             .ok_or_else(|| Error::NotFound("no such note in the brain".into()))?;
         let parsed = parse_note(&note.file.rel_path, &note.source);
         Ok(NoteView {

@@ -108,7 +108,7 @@ async fn note_page(
     };
     let app = state.app.clone();
     let rendered = tokio::task::spawn_blocking(move || {
-        let note = app.load_note(&rel_path)?;
+        let note = app.load_note(&rel_path).ok().flatten()?;
         Some(render_page(app.index(), app.max_note_bytes(), &note))
     })
     .await

@@ -379,7 +379,8 @@ fn note_path() -> Value {
                     "link": {"type": "string", "description": "the rendered note"},
                     "source": {"type": "string", "description": "markdown, frontmatter included"}}}}}},
             "401": error_response("missing or wrong token"),
-            "404": error_response("no such note in the brain (also for paths outside it)")
+            "404": error_response("no such note in the brain (also for paths outside it)"),
+            "503": error_response("note-unreadable: a note of the brain noggin cannot read now (no permission), with the reason")
         }
     }})
 }
