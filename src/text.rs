@@ -93,6 +93,14 @@ fn skip_control_sequence(chars: &mut Peekable<Chars<'_>>) {
     chars.next_if(|c| ('@'..='~').contains(c));
 }
 
+/// A character that changes the order in which the text around it is shown
+/// (bidirectional overrides, embeddings, isolates and marks): it makes a
+/// path or a name read as another one (`docs/` + U+202E + `txt.exe` reads
+/// `docs/exe.txt`).
+pub fn is_reordering(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+}
+
 /// `text` for a terminal: control characters (terminal escapes from a
 /// hostile source) shown as U+FFFD, newlines and tabs kept.
 pub fn printable(text: &str) -> Cow<'_, str> {

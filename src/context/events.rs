@@ -472,6 +472,13 @@ fn check_path(path: &str) -> FoundPath {
             reason: "control-character",
         };
     }
+    // A path that reads as another one names no file safely.
+    if path.chars().any(crate::text::is_reordering) {
+        return FoundPath::Dropped {
+            path: path.chars().take(MAX_PATH_CHARS).collect(),
+            reason: "reordering-character",
+        };
+    }
     if path.chars().count() > MAX_PATH_CHARS {
         return FoundPath::Dropped {
             path: path.chars().take(200).collect(),
@@ -678,6 +685,14 @@ mod tests {
             found,
             Some(FoundPath::Dropped {
                 reason: "control-character",
+                ..
+            })
+        ));
+        let found = path_of(json!({"path": "docs/\u{202e}txt.exe"}));
+        assert!(matches!(
+            found,
+            Some(FoundPath::Dropped {
+                reason: "reordering-character",
                 ..
             })
         ));

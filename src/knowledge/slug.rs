@@ -24,12 +24,6 @@ const FORBIDDEN: &[char] = &[
     '/', '\\', ':', '*', '?', '"', '<', '>', '|', '#', '^', '[', ']',
 ];
 
-/// True for characters that only steer how text is displayed and could make a
-/// file name look like another one (bidirectional overrides and isolates).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
-}
-
 /// The slug of a prompt; never empty, never a path.
 pub fn slug(prompt: &str) -> String {
     let head: String = prompt.nfc().take(SLUG_CHARS).collect();
@@ -40,7 +34,7 @@ pub fn slug(prompt: &str) -> String {
             pending_space = true;
             continue;
         }
-        if c.is_control() || is_bidi_control(c) || FORBIDDEN.contains(&c) {
+        if c.is_control() || crate::text::is_reordering(c) || FORBIDDEN.contains(&c) {
             continue;
         }
         if slug.is_empty() && c == '.' {

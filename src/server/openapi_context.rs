@@ -42,7 +42,7 @@ fn event_schema() -> Value {
         "description": format!(
             "One of: user_message {{text}} (at most {MAX_USER_MESSAGE_CHARS} characters; the last one is kept, but a one-word reply such as \"continue\" keeps the request before it); \
              tool_call {{tool, arguments?, is_error?}} (a file path is taken from the arguments' {fields} field, \
-             also inside nested objects and JSON strings; a path with a control character is dropped and reported; \
+             also inside nested objects and JSON strings; a path with a control character or a right-to-left override is dropped and reported; \
              the last {RECENT_FILES} files are kept, most recent first; a tool whose name or command says write/edit/create/… \
              marks the file changed); goal {{text, done?}}; progress {{text, done?}}; failure {{kind: build|test|other, text}} \
              (the latest of a kind replaces older ones; kept in full up to {MAX_FAILURE_CHARS} characters, a longer one as its first quarter and its end); resolved {{kind}}; \
