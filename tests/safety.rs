@@ -621,6 +621,30 @@ async fn a_body_over_the_limit_gets_its_413_not_a_broken_pipe() {
     server.stop().await;
 }
 
+/// A compressed body is refused for what it is, and changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compressed_body_is_refused_as_such() {
+    let brain = TestBrain::empty();
+    let server = TestServer::start(&brain).await;
+    let body = "\u{1f}\u{8b}not really gzip";
+    let (status, answer) = raw_request(
+        &server.base_url,
+        &format!(
+            "POST /v1/sessions/z/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Content-Encoding: gzip\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert_eq!(status, 415, "{answer}");
+    assert!(
+        answer.contains("unsupported-media-type") && answer.contains("gzip"),
+        "{answer}"
+    );
+    let (status, _) = server.get("/v1/sessions/z/context").await;
+    assert_eq!(status, reqwest::StatusCode::NOT_FOUND, "nothing was stored");
+    server.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_commit_marks_the_index_unhealthy_and_answers_not_indexed() {
     let brain = TestBrain::sample();

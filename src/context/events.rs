@@ -123,6 +123,12 @@ pub enum Event {
 pub enum InvalidEvent {
     #[error("the body must be one event object or a list of them")]
     NotAnEvent,
+    /// MCP's `session_events` arguments posted as the body.
+    #[error(
+        "the body must be one event object or a list of them, not {{\"events\": [...]}} \
+         (the session is in the path)"
+    )]
+    WrappedEvents,
     #[error("the list of events is empty")]
     NoEvents,
     #[error("at most {MAX_EVENTS_PER_REQUEST} events per request (got {0})")]
@@ -168,7 +174,7 @@ impl InvalidEvent {
     /// A stable machine-readable code.
     pub fn code(&self) -> &'static str {
         match self {
-            InvalidEvent::NotAnEvent => "invalid-event",
+            InvalidEvent::NotAnEvent | InvalidEvent::WrappedEvents => "invalid-event",
             InvalidEvent::NoEvents => "no-events",
             InvalidEvent::TooManyEvents(_) => "too-many-events",
             InvalidEvent::TooLarge { .. } => "event-too-large",
@@ -193,6 +199,9 @@ impl InvalidEvent {
 pub fn parse_events(body: &Value) -> Result<Vec<Event>, InvalidEvent> {
     let list: Vec<&Value> = match body {
         Value::Array(items) => items.iter().collect(),
+        Value::Object(map) if map.contains_key("events") && !map.contains_key("type") => {
+            return Err(InvalidEvent::WrappedEvents)
+        }
         Value::Object(_) => vec![body],
         _ => return Err(InvalidEvent::NotAnEvent),
     };
@@ -780,6 +789,15 @@ mod tests {
                 parse_events(&body).expect_err(&body.to_string()[..40.min(body.to_string().len())]);
             assert_eq!(error.code(), code, "{error}");
         }
+    }
+
+    #[test]
+    fn the_arguments_of_the_mcp_tool_are_no_event() {
+        let body = json!({"session": "s", "events": [{"type": "goal", "text": "g"}]});
+        let refused = parse_events(&body).unwrap_err();
+        assert_eq!(refused, InvalidEvent::WrappedEvents);
+        assert_eq!(refused.code(), "invalid-event");
+        assert!(refused.to_string().contains("session is in the path"));
     }
 
     #[test]

@@ -119,8 +119,8 @@ fn forbidden(code: &'static str, message: &str) -> ApiError {
     ApiError::new(StatusCode::FORBIDDEN, code, message)
 }
 
-/// The middleware: refuses foreign hosts and origins, and bodies announced
-/// too large.
+/// The middleware: refuses foreign hosts and origins, bodies announced too
+/// large, and bodies sent compressed.
 pub async fn check_door(
     State(state): State<AppState>,
     request: Request,
@@ -174,6 +174,25 @@ pub async fn check_door(
             drain(request.into_body()).await;
         }
         return Err(body_too_large(limit, why));
+    }
+    // A compressed body would be read as malformed JSON: say what is wrong.
+    if let Some(encoding) = headers.get(header::CONTENT_ENCODING) {
+        let encoding = encoding.to_str().unwrap_or("?").trim();
+        if !encoding.eq_ignore_ascii_case("identity") {
+            let refusal = format!(
+                "noggin reads bodies as sent, without Content-Encoding ({}); send it uncompressed",
+                crate::text::one_line(encoding)
+            );
+            // Read first, so that the client is not cut off mid-send.
+            if announced.is_some_and(|n| n <= DRAIN_BYTES) {
+                drain(request.into_body()).await;
+            }
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                refusal,
+            ));
+        }
     }
     Ok(next.run(request).await)
 }

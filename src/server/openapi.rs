@@ -113,7 +113,7 @@ fn add_common_responses(document: &mut Value) {
                 );
                 add(
                     "415",
-                    "unsupported-media-type: the body is not sent as application/json",
+                    "unsupported-media-type: the body is not sent as application/json, or is sent with a Content-Encoding",
                 );
             }
         }
