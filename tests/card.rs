@@ -380,6 +380,12 @@ async fn a_question_the_user_answered_leaves_the_card() {
     .await;
     assert_eq!(open_questions(&live), [OPEN_QUESTION]);
     assert_eq!(live["research"]["answered_by_user"], json!([VPN_QUESTION]));
+    // The session's panel lists what the user confirmed.
+    let panel = card(&server, "?session=s3").await;
+    assert_eq!(
+        panel["working_context"]["confirmed"][0]["question"], VPN_QUESTION,
+        "{panel}"
+    );
     for query in ["?session=s3", ""] {
         assert_eq!(
             open_questions(&card(&server, query).await),
@@ -1530,6 +1536,7 @@ fn working_events() -> Value {
         {"type": "tool_call", "tool": "Edit", "arguments": {"file_path": "src/bookings.rs"}},
         {"type": "progress", "text": "fee model written", "done": true},
         {"type": "progress", "text": "wire the fee into checkout", "done": false},
+        {"type": "decision", "text": "Keep the fee in cents <b>bold</b>"},
     ])
 }
 
@@ -1548,6 +1555,12 @@ async fn the_card_carries_the_sessions_working_context() {
     assert_eq!(wc["recent_files"][0]["path"], "src/bookings.rs");
     assert_eq!(wc["recent_files"][0]["changed"], true);
     assert_eq!(wc["progress_done"], 1);
+    assert_eq!(
+        wc["decisions"],
+        json!(["Keep the fee in cents <b>bold</b>"])
+    );
+    assert_eq!(wc["decisions_total"], 1);
+    assert_eq!(wc["confirmed"], json!([]));
     assert_eq!(
         body["sessions"],
         json!(["agent"]),
@@ -1731,6 +1744,10 @@ async fn the_working_context_sits_beside_the_research_in_a_browser() {
     assert_eq!(shown["pwned"], false);
     assert!(text.contains("test fee::rounds_up failed"), "{text}");
     assert!(text.contains("Add a cancellation fee"), "{text}");
+    assert!(
+        text.contains("DecisionKeep the fee in cents <b>bold</b>"),
+        "{text}"
+    );
     assert_eq!(
         shown["changed"],
         json!(["src/bookings.rschanged", "src/fees.rs"])

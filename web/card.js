@@ -348,11 +348,24 @@
       panel.append(el('h3', { text: 'Progress · ' + wc.progress_done + ' of ' + wc.progress_total + ' done' }),
         checklist(wc.progress, 'progress'));
     }
+    const decisions = wc.decisions || [];
+    if (decisions.length) {
+      const more = (wc.decisions_total || 0) > decisions.length ? ' · the newest ' + decisions.length + ' of ' + wc.decisions_total : '';
+      panel.append(el('h3', { text: (decisions.length === 1 ? 'Decision' : 'Decisions') + more }),
+        el('ul', { class: 'decisions' }, decisions.map((d) => el('li', null, userText(d)))));
+    }
     // Without the research that left them open (noggin restarted), the
     // session's open questions are shown here.
     if (wc.open_questions.length) {
       panel.append(el('h3', { text: 'Still open for you' }),
         el('ul', { class: 'open-questions' }, wc.open_questions.map((q) => el('li', null, userText(q)))));
+    }
+    const confirmed = wc.confirmed || [];
+    if (confirmed.length) {
+      panel.append(el('h3', { text: 'You confirmed' }),
+        el('ul', { class: 'confirmed' }, confirmed.map((c) => el('li', null,
+          el('span', { class: 'confirmed-question' }, userText(c.question)), ' → ',
+          el('span', { class: 'confirmed-answer' }, userText(c.answer))))));
     }
     return panel;
   }

@@ -36,7 +36,7 @@ use super::{constant_time_eq, AppState};
 use crate::app::CardRecord;
 use crate::context::cut_chars;
 use crate::context::sessions::{RecentSessions, Session, SessionStore};
-use crate::context::state::{Item, RecentFile};
+use crate::context::state::{Confirmed, Item, RecentFile};
 use crate::limits::CARD_SESSIONS;
 use crate::research::context::{cut_on_word, REQUEST_CONTEXT_PATH};
 use crate::research::Evidence;
@@ -103,6 +103,8 @@ pub struct Card {
 
 /// Progress items a card shows (the newest).
 const CARD_PROGRESS_ITEMS: usize = 8;
+/// Decisions and confirmed answers a card shows, each (the newest).
+const CARD_DECISIONS: usize = 5;
 /// The latest failure is cut to this many characters on the card.
 const CARD_FAILURE_CHARS: usize = 400;
 
@@ -133,6 +135,11 @@ pub struct CardWorkingContext {
     /// no research of it to show them with (after a restart: the card keeps
     /// research in memory, the session store keeps the questions).
     pub open_questions: Vec<String>,
+    /// The newest decisions, oldest of them first.
+    pub decisions: Vec<String>,
+    pub decisions_total: usize,
+    /// The newest answers the user confirmed, oldest of them first.
+    pub confirmed: Vec<Confirmed>,
 }
 
 /// The latest failure on the card.
@@ -153,6 +160,8 @@ impl CardWorkingContext {
             && self.recent_files.is_empty()
             && self.progress.is_empty()
             && self.open_questions.is_empty()
+            && self.decisions.is_empty()
+            && self.confirmed.is_empty()
     }
 
     fn from_session(session: &Session, with_questions: bool) -> Self {
@@ -189,8 +198,16 @@ impl CardWorkingContext {
             } else {
                 Vec::new()
             },
+            decisions: newest(&c.decisions, CARD_DECISIONS),
+            decisions_total: c.decisions.len(),
+            confirmed: newest(&c.confirmed, CARD_DECISIONS),
         }
     }
+}
+
+/// The last `n` of `items`, in their order.
+fn newest<T: Clone>(items: &[T], n: usize) -> Vec<T> {
+    items[items.len().saturating_sub(n)..].to_vec()
 }
 
 /// The research a card shows.

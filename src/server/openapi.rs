@@ -320,7 +320,7 @@ fn card_working_context_schema() -> Value {
         "text": {"type": "string"}, "done": {"type": "boolean"}}});
     json!({"type": "object",
         "description": "for ?session= with a working context to show (absent otherwise): what the card's working panel shows",
-        "required": ["version", "updated", "last_user_query", "goals", "failure", "failures", "more_failures", "recent_files", "progress", "progress_done", "progress_total", "open_questions"],
+        "required": ["version", "updated", "last_user_query", "goals", "failure", "failures", "more_failures", "recent_files", "progress", "progress_done", "progress_total", "open_questions", "decisions", "decisions_total", "confirmed"],
         "properties": {
             "version": {"type": "integer"},
             "updated": {"type": "string", "format": "date-time"},
@@ -339,7 +339,12 @@ fn card_working_context_schema() -> Value {
             "progress_done": {"type": "integer"},
             "progress_total": {"type": "integer"},
             "open_questions": {"type": "array", "items": {"type": "string"},
-                "description": "the session's open questions when the card holds no research of it (after a restart); empty otherwise"}}})
+                "description": "the session's open questions when the card holds no research of it (after a restart); empty otherwise"},
+            "decisions": {"type": "array", "items": {"type": "string"}, "description": "the newest 5, oldest of them first"},
+            "decisions_total": {"type": "integer"},
+            "confirmed": {"type": "array", "description": "the newest 5 answers the user confirmed, oldest of them first",
+                "items": {"type": "object", "required": ["question", "answer"], "properties": {
+                    "question": {"type": "string"}, "answer": {"type": "string"}}}}}})
 }
 
 /// `GET /v1/card/events`: the card as server-sent events.
