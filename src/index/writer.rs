@@ -794,10 +794,6 @@ enum Looked {
     Unreadable,
 }
 
-/// Looks at a listed note path that may have changed: a path the index
-/// knows comes with its `stat`, and is read if it changed; a new one is
-/// opened and read at once. An unreadable file counts as unchanged (with a
-/// warning).
 /// The indexed notes that are gone from the disk: not listed, and not in a
 /// folder that could not be read (what that holds is unknown, not gone: its
 /// notes are kept as they were indexed, as a note that cannot be read is).
@@ -818,6 +814,10 @@ fn gone_notes<'a>(
         .collect()
 }
 
+/// Looks at a listed note path that may have changed: a path the index
+/// knows comes with its `stat`, and is read if it changed; a new one is
+/// opened and read at once. An unreadable file counts as unchanged (with a
+/// warning).
 fn look(
     fields: &Fields,
     manifest: &Manifest,
