@@ -454,7 +454,9 @@ pub fn informative_text(question: &str) -> String {
         let word = CJK_QUESTION_PART.replace_all(word, " ");
         for piece in word.split_whitespace() {
             let piece = strip_honorific(strip_particle(strip_ending(piece)));
-            if !piece.is_empty() && !LEFT_OF_QUESTION.contains(&piece) {
+            // An honorific standing alone ("이서연 님") is left over too.
+            let left_over = LEFT_OF_QUESTION.contains(&piece) || KOREAN_HONORIFICS.contains(&piece);
+            if !piece.is_empty() && !left_over {
                 words.push(piece.to_string());
             }
         }
@@ -504,39 +506,36 @@ const LEFT_OF_QUESTION: &[&str] = &[
     "요",
     "지",
     "나",
-    "님",
-    "씨",
     "했",
 ];
 
-/// "이서연님" → "이서연": the honorifics 님 and 씨 after a name (or a role,
-/// "선생님") are no part of what is asked; a word of two syllables keeps
-/// them ("손님", "날씨").
+/// The honorifics that follow a name (or a role, "선생님").
+const KOREAN_HONORIFICS: &[&str] = &["님", "씨"];
+
+/// "이서연님" → "이서연": an honorific is no part of what is asked; a word
+/// of two syllables keeps it ("손님", "날씨").
 fn strip_honorific(word: &str) -> &str {
-    let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
-    if !hangul || word.chars().count() < 3 {
-        return word;
-    }
-    word.strip_suffix('님')
-        .or_else(|| word.strip_suffix('씨'))
-        .unwrap_or(word)
+    strip_hangul_suffix(word, KOREAN_HONORIFICS)
 }
 
 /// "배포는" → "배포"; words of two syllables or fewer are left alone
 /// ("회의" ends in "의" but is a noun).
 fn strip_particle(word: &str) -> &str {
+    strip_hangul_suffix(word, KOREAN_PARTICLES)
+}
+
+/// A Hangul word of three syllables or more without the first of
+/// `suffixes` it ends in that leaves two syllables or more of it.
+fn strip_hangul_suffix<'w>(word: &'w str, suffixes: &[&str]) -> &'w str {
     let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
     if !hangul || word.chars().count() < 3 {
         return word;
     }
-    for particle in KOREAN_PARTICLES {
-        if let Some(stem) = word.strip_suffix(particle) {
-            if stem.chars().count() >= 2 {
-                return stem;
-            }
-        }
-    }
-    word
+    suffixes
+        .iter()
+        .filter_map(|suffix| word.strip_suffix(suffix))
+        .find(|stem| stem.chars().count() >= 2)
+        .unwrap_or(word)
 }
 
 static TYPE_NOUN: LazyLock<Regex> = LazyLock::new(|| {
