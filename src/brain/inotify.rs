@@ -127,6 +127,11 @@ impl Folders {
         Ok(())
     }
 
+    /// Whether `dir` is watched.
+    fn watches(&self, dir: &Path) -> bool {
+        self.folders.values().any(|watched| watched == dir)
+    }
+
     /// Stops watching `dir` and every folder beneath it.
     fn forget_tree(&mut self, dir: &Path) {
         let gone: Vec<WatchDescriptor> = self
@@ -214,9 +219,7 @@ impl Folders {
             self.watch_tree(&path)?;
         } else if mask.intersects(EventMask::DELETE | EventMask::MOVED_FROM) {
             self.forget_tree(&path);
-        } else if self.folders.values().any(|watched| *watched == path)
-            || brain_path(&self.root, &path).is_none()
-        {
+        } else if self.watches(&path) || brain_path(&self.root, &path).is_none() {
             // A watched folder's attributes changed: no note did.
             return Ok(());
         } else {
@@ -224,7 +227,7 @@ impl Folders {
             // be readable now (`chmod 755`): it is watched, and its notes
             // compared in full.
             self.watch_tree(&path)?;
-            if !self.folders.values().any(|watched| *watched == path) {
+            if !self.watches(&path) {
                 return Ok(());
             }
         }
