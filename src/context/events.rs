@@ -388,7 +388,8 @@ pub fn find_path(tool: &str, arguments: &Value) -> Option<FoundPath> {
     let looks = words(tool)
         .iter()
         .any(|w| LOOKING_WORDS.contains(&w.as_str()));
-    let found = path_field(arguments).or_else(|| patched_file(arguments))?;
+    let levels = argument_levels(arguments);
+    let found = path_field(&levels).or_else(|| patched_file(&levels))?;
     let path = found.trim_matches(|c: char| c.is_ascii_whitespace());
     if path.is_empty() || is_no_file(path, looks) {
         return None;
@@ -408,84 +409,77 @@ fn is_no_file(path: &str, looks: bool) -> bool {
         || (looks && !last.contains('.'))
 }
 
-/// The first file a patch in the arguments changes (`apply_patch`'s
-/// `*** Update File: src/a.rs`).
-fn patched_file(arguments: &Value) -> Option<String> {
-    let mut strings = vec![arguments];
-    let mut at = 0;
-    while let Some(value) = strings.get(at) {
-        at += 1;
-        match value {
-            Value::String(text) => {
-                let found = text.lines().find_map(|line| {
-                    PATCH_FILE_LINES
-                        .iter()
-                        .find_map(|start| line.strip_prefix(start))
-                });
-                if let Some(path) = found {
-                    return Some(path.to_string());
-                }
-            }
-            Value::Object(map) => strings.extend(map.values()),
-            Value::Array(items) => strings.extend(items),
-            _ => {}
-        }
-        if at > 64 {
-            break;
-        }
-    }
-    None
-}
-
-/// The first of [`PATH_FIELDS`] at the shallowest level of the arguments.
-fn path_field(arguments: &Value) -> Option<String> {
-    let mut level: Vec<Value> = vec![arguments.clone()];
+/// The values of a tool call's arguments level by level, at most
+/// [`PATH_SEARCH_DEPTH`] levels deep; a string that holds a JSON object or
+/// list (OpenAI sends `arguments` so) is read as what it holds.
+fn argument_levels(arguments: &Value) -> Vec<Vec<Value>> {
+    let mut levels: Vec<Vec<Value>> = Vec::new();
+    let mut level = vec![arguments.clone()];
     for _ in 0..PATH_SEARCH_DEPTH {
-        let mut next = Vec::new();
-        for value in level {
-            let value = match value {
+        let read: Vec<Value> = level
+            .into_iter()
+            .map(|value| match value {
                 Value::String(s) => match serde_json::from_str::<Value>(&s) {
                     Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
-                    _ => continue,
+                    _ => Value::String(s),
                 },
                 other => other,
-            };
-            match value {
-                Value::Object(map) => {
-                    for field in PATH_FIELDS {
-                        if let Some(Value::String(path)) = map.get(field) {
-                            if path.trim().is_empty() {
-                                continue;
-                            }
-                            return Some(path.clone());
-                        }
-                    }
-                    next.extend(map.into_iter().map(|(_, v)| v));
-                }
-                Value::Array(items) => next.extend(items),
-                _ => {}
-            }
-        }
+            })
+            .collect();
+        let next: Vec<Value> = read
+            .iter()
+            .flat_map(|value| match value {
+                Value::Object(map) => map.values().cloned().collect(),
+                Value::Array(items) => items.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        levels.push(read);
         if next.is_empty() {
             break;
         }
         level = next;
     }
-    None
+    levels
+}
+
+/// The first of [`PATH_FIELDS`] at the shallowest level of the arguments.
+fn path_field(levels: &[Vec<Value>]) -> Option<String> {
+    levels.iter().flatten().find_map(|value| {
+        let map = value.as_object()?;
+        PATH_FIELDS.iter().find_map(|field| match map.get(*field) {
+            Some(Value::String(path)) if !path.trim().is_empty() => Some(path.clone()),
+            _ => None,
+        })
+    })
+}
+
+/// The first file a patch in the arguments changes (`apply_patch`'s
+/// `*** Update File: src/a.rs`).
+fn patched_file(levels: &[Vec<Value>]) -> Option<String> {
+    levels.iter().flatten().find_map(|value| {
+        value.as_str()?.lines().find_map(|line| {
+            PATCH_FILE_LINES
+                .iter()
+                .find_map(|start| line.strip_prefix(start))
+                .map(str::to_string)
+        })
+    })
 }
 
 fn check_path(path: &str) -> FoundPath {
-    if path.chars().any(char::is_control) {
-        return FoundPath::Dropped {
-            path: path.chars().take(MAX_PATH_CHARS).collect(),
-            reason: "control-character",
-        };
-    }
     // A path that reads as another one names no file safely.
-    if path.chars().any(crate::text::is_reordering) {
+    let unsafe_character = if path.chars().any(char::is_control) {
+        Some("control-character")
+    } else if path.chars().any(crate::text::is_reordering) {
+        Some("reordering-character")
+    } else {
+        None
+    };
+    if let Some(reason) = unsafe_character {
         return FoundPath::Dropped {
             path: path.chars().take(MAX_PATH_CHARS).collect(),
-            reason: "reordering-character",
+            reason,
         };
     }
     if path.chars().count() > MAX_PATH_CHARS {
