@@ -661,13 +661,14 @@ impl Noggin {
         };
         match read_note_text(&file) {
             Ok(source) => Ok(Some(LoadedNote { file, source })),
-            Err(crate::brain::Error::Io { source, .. }) => {
-                tracing::warn!(path = %file.rel_path, %source, "cannot read a note");
-                Err(format!("noggin cannot read {}: {source}", file.rel_path))
-            }
             Err(error) => {
                 tracing::warn!(%error, "cannot read a note");
-                Err(format!("noggin cannot read {}", file.rel_path))
+                // Named by its path in the brain, with the system's reason.
+                let why = match error {
+                    crate::brain::Error::Io { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                Err(format!("noggin cannot read {}: {why}", file.rel_path))
             }
         }
     }
