@@ -98,11 +98,16 @@
     return el('bdi', { text: plainOrder(text), lang: langOf(String(text)) });
   }
 
-  // A heading path without the note's title it starts with (a note's
-  // first heading is often its title: "ADR-003 › ADR-003 › 결정").
+  // " › " and the heading path below the note's title, which it often
+  // starts with (a note's first heading is its title: "ADR-003 › ADR-003 ›
+  // 결정"); nothing when there is no heading below it.
+  const HEADING_SEPARATOR = ' › ';
   function headingBelow(title, heading) {
-    if (!heading || heading === title) return '';
-    return title && heading.startsWith(title + ' › ') ? heading.slice(title.length + 3) : heading;
+    if (!heading || heading === title) return null;
+    const below = title && heading.startsWith(title + HEADING_SEPARATOR)
+      ? heading.slice(title.length + HEADING_SEPARATOR.length)
+      : heading;
+    return below ? el('span', { class: 'heading' }, HEADING_SEPARATOR, userText(below)) : null;
   }
 
   // Only links to noggin's own rendered notes are made from server data.
@@ -162,7 +167,7 @@
 
   // The last part of a heading path ("Setup › Database" → "Database").
   function lastHeading(heading) {
-    const parts = String(heading || '').split(' › ');
+    const parts = String(heading || '').split(HEADING_SEPARATOR);
     return parts[parts.length - 1];
   }
 
@@ -172,8 +177,7 @@
       const name = source.title || source.path;
       const link = href ? el('a', { href, title: source.path }, userText(name)) : el('span', null, userText(name));
       const heading = lastHeading(source.heading);
-      const below = headingBelow(name, heading);
-      return el('li', null, link, below ? el('span', { class: 'heading' }, ' › ', userText(below)) : null);
+      return el('li', null, link, headingBelow(name, heading));
     });
     if (!items.length) return null;
     return el('div', { class: 'sources' }, el('span', { class: 'sources-label', text: label }), el('ul', null, items));
@@ -571,7 +575,7 @@
         : ['No note matches “', userText(query), '”.']));
       list.replaceChildren(...hits.map((hit) => el('li', { class: 'result' },
         el('a', { class: 'result-title', href: noteLinkFor(hit.path) }, userText(hit.title || hit.path)),
-        headingBelow(hit.title, hit.heading) ? el('span', { class: 'heading' }, ' › ', userText(headingBelow(hit.title, hit.heading))) : null,
+        headingBelow(hit.title, hit.heading),
         el('p', { class: 'snippet', dir: 'auto', lang: langOf(String(hit.snippet)) }, snippetNodes(hit.snippet)),
         el('p', { class: 'path' }, userText(hit.path)))));
     } catch (error) {
