@@ -616,6 +616,46 @@ fn serve_stops_cleanly_on_sigterm() {
     assert!(status.success(), "exit after SIGTERM: {status:?}");
 }
 
+/// An MCP client that starts `noggin mcp` on a brain a server holds hears
+/// why in the answer to its `initialize`, where it only saw the connection
+/// close: the host shows the reason, and the way to share the brain.
+#[test]
+fn mcp_beside_a_server_answers_the_clients_first_request_with_why() {
+    let brain = TestBrain::sample();
+    let mut serve = Serve::start(
+        noggin()
+            .args(["serve", "--brain", path_arg(&brain), "--no-model"])
+            .args(["--addr", "127.0.0.1:0"]),
+    );
+    let mut mcp = noggin()
+        .args(["mcp", "--brain", path_arg(&brain), "--no-model"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start noggin mcp");
+    let mut input = mcp.stdin.take().expect("stdin is piped");
+    writeln!(
+        input,
+        r#"{{"jsonrpc":"2.0","id":"hello","method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(mcp.stdout.take().expect("stdout is piped"))
+        .read_line(&mut line)
+        .unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    assert_eq!(answer["id"], "hello", "{answer}");
+    let why = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("`noggin serve` (pid") && why.contains("its /mcp"),
+        "{answer}"
+    );
+    drop(input);
+    assert!(!wait_for_exit(&mut mcp, DEADLINE).success());
+    assert!(serve.terminate().success());
+}
+
 #[test]
 fn beside_a_server_that_does_not_follow_the_brain_remember_and_index_say_so() {
     let brain = TestBrain::sample();

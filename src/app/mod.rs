@@ -807,10 +807,14 @@ fn open_writer_waiting(config: &CoreConfig) -> anyhow::Result<Index> {
                 let live = held.as_ref().is_some_and(|h| h.follows.is_live());
                 let wait = if live { LIVE_OWNER_WAIT } else { OWNER_WAIT };
                 if started.elapsed() >= wait {
+                    let hint = match &held {
+                        Some(h) if h.command == "serve" => "an MCP client can use its /mcp",
+                        _ => "to serve several MCP clients, run `noggin serve` and point them at its /mcp",
+                    };
                     let who = held.map_or("another noggin process".to_string(), |h| h.to_string());
                     anyhow::bail!(
                         "{who} holds the index in {path:?}: one noggin process serves a brain \
-                         (an MCP client can use /mcp of a running `noggin serve`)"
+                         ({hint})"
                     );
                 }
                 if !told && !live {

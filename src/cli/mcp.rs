@@ -11,7 +11,13 @@ pub fn mcp(args: McpArgs) -> anyhow::Result<()> {
         // with a signal (SIGTERM, Ctrl-C): either way the session store is
         // left whole in its file.
         let stopped = crate::server::shutdown_signal();
-        let app = Noggin::open_live(&config, args.follow.watch, poll_interval)?;
+        let app = match Noggin::open_live(&config, args.follow.watch, poll_interval) {
+            Ok(app) => app,
+            Err(error) => {
+                crate::mcp::refuse_stdio(&format!("noggin cannot serve: {error:#}")).await;
+                return Err(error);
+            }
+        };
         let serve = async {
             // An assistant starts `noggin mcp` and asks at once: answer from
             // an index that is up to date, not from one still being filled.

@@ -297,7 +297,7 @@ pub fn working_sections(context: &WorkingContext, include_query: bool) -> Vec<Se
 /// A rendered block and what went into it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RenderedBlock {
-    /// The block, or `None` when the context is empty or the budget holds
+    /// The block; null when the context is empty or the budget holds
     /// nothing of it.
     pub block: Option<String>,
     /// Characters of `block`.

@@ -96,7 +96,7 @@ pub struct QueryReport {
 /// The assembled pack.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Pack {
-    /// The pack, or `None` when there is nothing to put in it.
+    /// The pack; null when there is nothing to put in it.
     pub pack: Option<String>,
     pub chars: usize,
     pub budget: usize,

@@ -25,7 +25,8 @@ pub struct Item {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     pub kind: FailureKind,
-    /// Up to [`MAX_FAILURE_CHARS`], cut with "…" beyond.
+    /// The failure's text; a long one keeps its start and its end, with a
+    /// line of "…" where its middle was cut.
     pub text: String,
     /// True when `text` was cut.
     pub cut: bool,

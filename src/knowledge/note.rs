@@ -99,14 +99,11 @@ pub fn comparable(text: &str) -> String {
 }
 
 /// Cleans multi-line user text (a prompt or an answer): line endings become
-/// `\n`, control characters other than newline and tab are dropped, leading
+/// `\n`, terminal escapes (an answer pasted from a coloured terminal) and
+/// control characters other than newline and tab are dropped, leading
 /// blank lines and trailing whitespace are trimmed.
 pub fn clean_block(text: &str) -> String {
-    let unified = text.replace("\r\n", "\n").replace('\r', "\n");
-    let kept: String = unified
-        .chars()
-        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
-        .collect();
+    let kept = crate::text::plain_text(text);
     let trimmed = kept.trim_end();
     let first_text = trimmed.find(|c: char| !c.is_whitespace()).unwrap_or(0);
     let line_start = trimmed[..first_text].rfind('\n').map_or(0, |i| i + 1);
@@ -510,6 +507,11 @@ mod tests {
             ),
             ("bell\u{7} and\ttab", "bell and\ttab"),
             ("   ", ""),
+            // Pasted from a coloured terminal: the colours go, not `[31m`.
+            (
+                "It is \u{1b}[31mred\u{1b}[0m when broken",
+                "It is red when broken",
+            ),
         ];
         for (raw, clean) in cases {
             assert_eq!(clean_block(raw), clean, "{raw:?}");

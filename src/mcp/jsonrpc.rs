@@ -16,6 +16,8 @@ use serde_json::{json, Map, Value};
 pub(super) const PARSE_ERROR: i64 = -32700;
 pub(super) const INVALID_REQUEST: i64 = -32600;
 pub(super) const INVALID_PARAMS: i64 = -32602;
+/// A server that cannot serve at all (JSON-RPC's range of server errors).
+pub(super) const SERVER_ERROR: i64 = -32000;
 
 /// A JSON-RPC error answer, its members in the order rmcp writes them.
 #[derive(Serialize)]
@@ -48,6 +50,21 @@ pub(super) fn id_of(message: &Map<String, Value>) -> Value {
         .get("id")
         .filter(|id| is_id(id))
         .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// The id of a message that is JSON but cannot be read whole (nested
+/// deeper than serde_json goes, a number no f64 holds): what the rest of
+/// it is does not matter to finding it. Null when there is none to find.
+pub(super) fn id_in_unreadable(line: &[u8]) -> Value {
+    #[derive(Deserialize)]
+    struct Id {
+        id: Option<Value>,
+    }
+    serde_json::from_slice::<Id>(line)
+        .ok()
+        .and_then(|m| m.id)
+        .filter(is_id)
         .unwrap_or(Value::Null)
 }
 
@@ -124,13 +141,65 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
                     mut map: A,
                 ) -> Result<AnObject, A::Error> {
                     while map
-                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .next_entry::<serde::de::IgnoredAny, Readable>()?
                         .is_some()
                     {}
                     Ok(AnObject)
                 }
             }
             deserializer.deserialize_map(Skip)
+        }
+    }
+    /// A JSON value skipped as rmcp's reading of it would fail: nested
+    /// deeper than serde_json goes, or a number no f64 holds (`1e400`).
+    /// serde's `IgnoredAny` skips both, and rmcp then drops the line
+    /// without an answer.
+    struct Readable;
+    impl<'de> Deserialize<'de> for Readable {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Look;
+            impl<'de> serde::de::Visitor<'de> for Look {
+                type Value = Readable;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON value")
+                }
+                fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+                    Ok(Readable)
+                }
+                fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+                    Ok(Readable)
+                }
+                fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+                    Ok(Readable)
+                }
+                fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+                    Ok(Readable)
+                }
+                fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+                    Ok(Readable)
+                }
+                fn visit_unit<E>(self) -> Result<Readable, E> {
+                    Ok(Readable)
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Readable, A::Error> {
+                    while seq.next_element::<Readable>()?.is_some() {}
+                    Ok(Readable)
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Readable, A::Error> {
+                    while map
+                        .next_entry::<serde::de::IgnoredAny, Readable>()?
+                        .is_some()
+                    {}
+                    Ok(Readable)
+                }
+            }
+            deserializer.deserialize_any(Look)
         }
     }
     // A struct may be read from an array too: only an object is told here.

@@ -9,10 +9,11 @@
 //! mistake is a tool error with the HTTP API's message.
 
 mod jsonrpc;
+mod output;
 mod stdio;
 
 pub use jsonrpc::misfit_params;
-pub use stdio::serve as serve_stdio;
+pub use stdio::{refuse as refuse_stdio, serve as serve_stdio};
 
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
+use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use serde::Deserialize;
 
 use crate::app::{
@@ -40,6 +41,7 @@ use crate::context::sessions::Appended;
 use crate::context::window::{Window, WindowRequest};
 use crate::research::{ResearchRequest, ResearchResponse};
 use crate::trajectory::Analysis;
+use output::Json;
 
 /// Resource URIs of notes: `note:///<path>`, the path percent-encoded
 /// ([`app::encoded_path`]); a path read back is decoded.
@@ -98,13 +100,17 @@ impl NogginMcp {
         &self,
         Parameters(request): Parameters<SearchRequest>,
     ) -> Result<Json<SearchResults>, String> {
-        self.app.search(request).await.map(Json).map_err(tool_error)
+        self.app
+            .search(request)
+            .await
+            .map(Json::new)
+            .map_err(tool_error)
     }
 
     /// Open questions answered from the notes, as `POST /v1/research`.
     #[tool(
         name = "research",
-        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, calibrated confidence, evidence with note paths) and those left for the user. With indexing true, noggin was still indexing the notes: ask again shortly before asking the user.",
+        description = "Before asking the user, look up open clarification questions in the user's notes. Returns the questions the notes answer (answer, confidence from 0 to 1, evidence with note paths) and those left for the user. With indexing true, noggin was still indexing the notes: ask again shortly before asking the user.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -119,7 +125,7 @@ impl NogginMcp {
         self.app
             .research(request)
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
@@ -141,7 +147,7 @@ impl NogginMcp {
         self.app
             .remember(request)
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
@@ -158,7 +164,7 @@ impl NogginMcp {
         self.app
             .read_note(request.path)
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
@@ -180,14 +186,14 @@ impl NogginMcp {
         self.app
             .session_events(request.session, serde_json::Value::Array(request.events))
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
     /// A session's `[working-context]` block, as `GET /v1/sessions/{id}/context`.
     #[tool(
         name = "working_context",
-        description = "The session's working context as a `[working-context]` block within a character budget: the last user query, goals, latest failures, recent files, progress, decisions, open questions and confirmed answers; also structured.",
+        description = "The session's working context as a `[working-context]` block within a character budget: the last user query, goals, latest failures, recent files, progress, decisions, open questions and confirmed answers. The text is the block (and what the budget left out); the structured content also has the whole context.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn working_context(
@@ -197,7 +203,10 @@ impl NogginMcp {
         self.app
             .working_context(request.session, request.budget)
             .await
-            .map(Json)
+            .map(|view| {
+                let text = block_text(&view);
+                Json::shown_as(view, text)
+            })
             .map_err(tool_error)
     }
 
@@ -219,7 +228,7 @@ impl NogginMcp {
         self.app
             .context_pack(request)
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
@@ -236,7 +245,7 @@ impl NogginMcp {
         self.app
             .context_window(request)
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
@@ -256,7 +265,7 @@ impl NogginMcp {
                 request.thresholds.unwrap_or_default(),
             )
             .await
-            .map(Json)
+            .map(Json::new)
             .map_err(tool_error)
     }
 
@@ -270,8 +279,46 @@ impl NogginMcp {
         &self,
         Parameters(NoArguments {}): Parameters<NoArguments>,
     ) -> Result<Json<Status>, String> {
-        Ok(Json(self.app.current_status().await))
+        Ok(Json::new(self.app.current_status().await))
     }
+}
+
+/// What a model reads of a working context: the block within its budget,
+/// and what the budget left out, where the structured content carries the
+/// whole context (which no budget bounds).
+fn block_text(view: &WorkingContextView) -> String {
+    let rendered = &view.rendered;
+    let Some(block) = &rendered.block else {
+        return if rendered.sections.is_empty() {
+            format!("Session {} has no working context yet.", view.session)
+        } else {
+            format!(
+                "A budget of {} characters holds none of session {}'s working context.",
+                rendered.budget, view.session
+            )
+        };
+    };
+    let short: Vec<String> = rendered
+        .sections
+        .iter()
+        .filter_map(|s| {
+            if s.left_out {
+                Some(format!("{} (all {})", s.name, s.total_items))
+            } else if s.omitted > 0 {
+                Some(format!("{} ({} of {})", s.name, s.omitted, s.total_items))
+            } else {
+                s.cut.then(|| format!("{} (shortened)", s.name))
+            }
+        })
+        .collect();
+    if short.is_empty() {
+        return block.clone();
+    }
+    format!(
+        "{block}\nLeft out for the budget of {} characters: {}.",
+        rendered.budget,
+        short.join(", ")
+    )
 }
 
 /// The input of a tool that takes none: an argument it is given is

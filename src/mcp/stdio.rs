@@ -23,7 +23,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR};
+use super::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR};
 use super::NogginMcp;
 use crate::app::Noggin;
 
@@ -110,6 +110,40 @@ pub async fn serve(app: Noggin) -> anyhow::Result<()> {
     served
 }
 
+/// How long a `noggin mcp` that cannot serve waits for its client's first
+/// request, to answer it with why.
+const REFUSAL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Answers the client's first request with `why` as a JSON-RPC error, for a
+/// `noggin mcp` that cannot serve (another process holds the brain's
+/// index): the client shows the reason, where it would only see the
+/// connection close. Notifications before it are not answered; after
+/// [`REFUSAL_WAIT`] without a request, nothing is.
+pub async fn refuse(why: &str) {
+    let answered = async {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if stdin.read_until(b'\n', &mut line).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(&line) else {
+                continue;
+            };
+            if !message.contains_key("id") {
+                continue;
+            }
+            let answer = jsonrpc::answer(jsonrpc::id_of(&message), SERVER_ERROR, why.to_string());
+            let mut stdout = tokio::io::stdout();
+            let _ = stdout.write_all((answer + "\n").as_bytes()).await;
+            let _ = stdout.flush().await;
+            return;
+        }
+    };
+    let _ = tokio::time::timeout(REFUSAL_WAIT, answered).await;
+}
+
 async fn serve_rmcp(app: Noggin, transport: tokio::io::DuplexStream) -> anyhow::Result<()> {
     let service = match NogginMcp::new(app).serve(tokio::io::split(transport)).await {
         Ok(service) => service,
@@ -150,7 +184,10 @@ fn verdict(line: &[u8]) -> Verdict {
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
         Err(error) => {
-            return answer(Value::Null, PARSE_ERROR, format!("Parse error: {error}"));
+            // A client waits for the answer to its id: it is given where
+            // the line is JSON that cannot be read whole.
+            let id = jsonrpc::id_in_unreadable(line);
+            return answer(id, PARSE_ERROR, format!("Parse error: {error}"));
         }
     };
     let Some(object) = value.as_object() else {
@@ -223,6 +260,31 @@ mod tests {
             let with_crlf = format!("{line}\r\n");
             assert_eq!(verdict(with_crlf.as_bytes()), Verdict::Pass, "{line}");
         }
+    }
+
+    /// A call rmcp cannot read although it is JSON (arguments nested deeper
+    /// than serde_json reads, a number no f64 holds) is answered with its
+    /// id: rmcp drops such a line, and the client waited out its timeout.
+    #[test]
+    fn a_call_too_deep_or_too_large_to_read_is_answered_with_its_id() {
+        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+        let shallow = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        let call = |arguments: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"session_events","arguments":{{"session":"s","events":{arguments}}}}}}}"#
+            )
+        };
+        for arguments in [deep.as_str(), "[{\"type\":\"goal\",\"n\":1e400}]"] {
+            let line = call(arguments);
+            assert!(!jsonrpc::is_fitting_tool_call(line.as_bytes()));
+            assert_eq!(
+                code_and_id(&line),
+                Some((PARSE_ERROR, json!(9))),
+                "{arguments}"
+            );
+        }
+        assert_eq!(verdict(call(&shallow).as_bytes()), Verdict::Pass);
+        assert_eq!(verdict(call("[{\"n\":1e300}]").as_bytes()), Verdict::Pass);
     }
 
     #[test]

@@ -121,14 +121,20 @@ impl Default for ResearchSettings {
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResearchRequest {
-    /// Optional: absent, `null` and `""` all mean no prompt.
+    /// What the user asked for, for context (optional: absent, null and ""
+    /// all mean no prompt).
     #[serde(default, deserialize_with = "null_as_empty")]
     #[schemars(with = "Option<String>")]
     pub prompt: String,
+    /// The open clarification questions, one line each.
     #[schemars(length(min = 1, max = MAX_QUESTIONS), inner(length(min = 1, max = MAX_QUESTION_CHARS)))]
     pub questions: Vec<String>,
+    /// The working-context session these questions belong to (optional):
+    /// they and their answers become part of it.
     #[serde(default)]
     pub session: Option<String>,
+    /// What the assistant knows of the project (optional): it stands in for
+    /// the brain's project-context note, and is read as evidence too.
     #[serde(default)]
     pub project_context: Option<String>,
 }

@@ -122,6 +122,13 @@ async def exercise(session):
         f"the evidence is the remembered note: {answered[0]['evidence']}",
     )
     found["answer"] = answered[0]["answer"]
+    # Numbers as the HTTP API writes them (0.9, not an f32 widened to
+    # 0.8999999761581421), in the text and the structured content alike.
+    confidence = answered[0]["confidence"]
+    check(
+        len(repr(confidence)) <= 8 and repr(confidence) in after.content[0].text,
+        f"the confidence is written short: {confidence!r}",
+    )
 
     note = await session.call_tool("read_note", {"path": found["saved"]})
     check(not note.is_error and ANSWER in note.structured_content["source"], "read_note returns the note")
@@ -206,6 +213,18 @@ async def exercise_working_context(session, found):
     )
     check(view["version"] >= 1 and view["etag"], f"a version and an ETag: {view}")
     found["working_context_goal"] = view["working_context"]["goals"][0]["text"]
+    # What the model reads is the block, within the budget: not the whole
+    # structured context beside it, which no budget bounds.
+    text = context.content[0].text
+    check(text == block, f"the text is the block: {text!r}")
+    small = await session.call_tool("working_context", {"session": SESSION, "budget": 120})
+    small_text = small.content[0].text
+    small_block = small.structured_content["block"] or ""
+    check(
+        small_text.startswith(small_block) and "Left out for the budget of 120 characters" in small_text,
+        f"a short budget's text is its block and what was left out: {small_text!r}",
+    )
+    check(len(small_text) < 400, f"the text stays near the budget: {len(small_text)} characters")
 
     pack = await session.call_tool("context_pack", {"session": SESSION, "budget": 3000})
     check(not pack.is_error, f"context_pack: {pack.content}")
