@@ -810,8 +810,33 @@ pub fn score_candidates(
         .iter()
         .map(|s| s.score)
         .fold(0.0f32, f32::max);
+    // A passage that nowhere says a thing the question names as code is
+    // about something else: a thing some passage says (an English
+    // compound such as "per-key" may be said by none, with words between:
+    // "per API key"). A table row is about what it says (and its header),
+    // not what the table's other rows do.
+    let said_by = |section: &SectionHit, text: &str| {
+        super::question::alphanumeric_lower(&format!(
+            "{} {} {} {text}",
+            section.path, section.title, section.heading
+        ))
+    };
+    let passages_said: Vec<String> = sections.iter().map(|s| said_by(s, &s.text)).collect();
+    let named: Vec<String> = super::question::code_names(&question.question)
+        .into_iter()
+        .filter(|n| passages_said.iter().any(|said| said.contains(n.as_str())))
+        .collect();
+    let says_named = |section: &SectionHit, text: &str| {
+        named.is_empty() || {
+            let said = said_by(section, text);
+            named.iter().all(|n| said.contains(n.as_str()))
+        }
+    };
     let mut candidates: Vec<Candidate> = Vec::new();
     for (at, section) in sections.iter().enumerate() {
+        if !named.iter().all(|n| passages_said[at].contains(n.as_str())) {
+            continue;
+        }
         let rank = at.min(retrieved);
         let bm25 = if at < retrieved && top_score > 0.0 {
             section.score / top_score
@@ -835,6 +860,14 @@ pub fn score_candidates(
                 || !answerable
             {
                 continue;
+            }
+            if t.table_row[i] {
+                let (s, e) = t.spans[i];
+                let header =
+                    t.context_line[i].map_or("", |h| &section.text[t.spans[h].0..t.spans[h].1]);
+                if !says_named(section, &format!("{header} {}", &section.text[s..e])) {
+                    continue;
+                }
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
             features[at::BM25_RATIO] = bm25;
@@ -1313,6 +1346,51 @@ mod tests {
         assert_eq!(sections[best.section].path, "adr.md");
         // The prior decider's confidence leaves the pairs out.
         assert!(prior_confidence(&best.features) < best.features[PRIOR]);
+    }
+
+    /// A thing the question names as code (`ledger-sync`) that a passage,
+    /// or a table row with its header, says nowhere: that evidence is
+    /// about something else. Written with other separators it is said.
+    #[test]
+    fn evidence_that_never_names_the_asked_code_name_is_no_candidate() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "keys.md",
+                "# Where the keys are\n\n| What | Where |\n|---|---|\n\
+                 | GitHub deploy key for billing-portal | vault Eng-Shared, item billing-portal deploy key |\n\
+                 | ledger-sync DB password (staging) | vault Staging |\n",
+            ),
+            (
+                "runbook.md",
+                "# Runbook\n\nThe GitHub deploy key of ledger_sync is in the vault Ops-Keys.\n",
+            ),
+        ]);
+        let candidates_for = |asked: &str| {
+            let question = Weights::new(&index).question_terms(asked);
+            let found = score_candidates(&index, &question, &[], false);
+            found
+                .candidates
+                .iter()
+                .map(|c| {
+                    let (s, e) = c.sentence.span;
+                    found.sections[c.section].text[s..e].to_string()
+                })
+                .collect::<Vec<_>>()
+        };
+        let found = candidates_for("Which vault holds the GitHub deploy key for ledger-sync?");
+        assert!(
+            found.iter().all(|c| !c.contains("billing-portal")),
+            "{found:?}"
+        );
+        assert!(found.iter().any(|c| c.contains("Ops-Keys")), "{found:?}");
+        let found = candidates_for("Which vault holds the GitHub deploy key for billing-portal?");
+        assert!(
+            found
+                .iter()
+                .any(|c| c.contains("billing-portal deploy key")),
+            "{found:?}"
+        );
+        assert!(found.iter().all(|c| !c.contains("Ops-Keys")), "{found:?}");
     }
 
     #[test]

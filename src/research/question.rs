@@ -656,6 +656,44 @@ static CODE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?-u:\b)[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*(?-u:\b)|(?-u:\b)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?-u:\b)|@?[A-Za-z0-9]+(?:[._/:@-]+[A-Za-z0-9]+)+|['"‘“]([A-Za-z_][\w.-]{0,40})['"’”]"#)
         .expect("static regex")
 });
+/// A name as code writes it, joined by dashes or underscores
+/// (`ledger-sync`, `billing_portal`) or in camelCase (`arePropsEqual`).
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*(?-u:\b)|(?-u:\b)[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+(?-u:\b)")
+        .expect("static regex")
+});
+
+/// The things a question names as code names them (`ledger-sync`,
+/// `billing_portal`), as [`alphanumeric_lower`] writes them: evidence
+/// that says one of them nowhere (title, heading, path, text) is about
+/// something else ("the deploy key for ledger-sync" is not the one for
+/// billing-portal). Only names with two letters or more in a row: not a
+/// date (`2026-10-12`) or a version. An English compound (`per-key`) is
+/// one too: the decider only holds evidence to a name some of it says.
+pub fn code_names(question: &str) -> Vec<String> {
+    static LETTERS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[A-Za-z]{2}").expect("static regex"));
+    let mut names: Vec<String> = IDENTIFIER
+        .find_iter(question)
+        .map(|m| m.as_str())
+        .filter(|m| LETTERS.is_match(m))
+        .map(alphanumeric_lower)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Text with only its letters and digits, lower-cased: a name written
+/// with any separators (`ledger-sync`, `ledger_sync`, `LedgerSync`) the
+/// same.
+pub fn alphanumeric_lower(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// A word in Latin letters that starts in lower case: in a Korean,
 /// Japanese or Chinese sentence, a name written as code more often than
 /// not (`permalink`, `signal`); a capitalized one is as often a concept
@@ -698,6 +736,27 @@ pub struct Offers {
     names: Vec<String>,
 }
 
+/// A line's label ("- Product manager: [[Maria Chen]]"): a few words before
+/// a colon, one of them in lower case, so no name ("Maria Chen: SRE lead"
+/// is labelled by one).
+static LABEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[-*+]\s+)?[\p{L}\p{N}][\p{L}\p{N} ]{0,38}:\s").expect("static regex")
+});
+
+/// Where the label of a "Label: value" line ends (0 when it has none that
+/// is no name): its capitalized words say what the value is, and name no
+/// one ("Product manager: Maria Chen" names only Maria Chen).
+fn label_end(sentence: &str) -> usize {
+    LABEL
+        .find(sentence)
+        .filter(|m| {
+            m.as_str()
+                .split_whitespace()
+                .any(|w| w.chars().next().is_some_and(char::is_lowercase))
+        })
+        .map_or(0, |m| m.end())
+}
+
 /// A date in Korean, Japanese or Chinese ("2024년 12월 31일", "12月31日"); not a
 /// span of days ("30일"), which is how much time.
 static CJK_DATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -729,6 +788,7 @@ impl Offers {
                 .collect()
         };
         let cjk = sentence.chars().any(super::super::index::analyzer::is_cjk);
+        let label = label_end(sentence);
         let path_like = |re: &Regex| -> Vec<String> {
             re.find_iter(sentence)
                 .map(|m| m.as_str().trim().to_lowercase())
@@ -763,6 +823,7 @@ impl Offers {
             latin: if cjk { found(&LATIN_WORD) } else { Vec::new() },
             names: CAPITALIZED
                 .find_iter(sentence)
+                .filter(|m| m.start() >= label)
                 .filter_map(|m| {
                     let word = m.as_str().to_lowercase();
                     // At the start of a sentence every word is capitalized:
@@ -936,6 +997,47 @@ mod tests {
             ..Asked::new(question)
         };
         Offers::of(sentence).offer(&asked)
+    }
+
+    /// Names as code writes them; not dates or versions.
+    #[test]
+    fn code_names_are_identifiers() {
+        assert_eq!(
+            code_names("Which vault holds the deploy key for ledger-sync and billing_portal?"),
+            ["billingportal", "ledgersync"]
+        );
+        assert_eq!(
+            code_names("Is arePropsEqual called on 2026-10-12?"),
+            ["arepropsequal"]
+        );
+    }
+
+    /// The label of a "Label: value" line names no one: "Who is Maria
+    /// Chen's manager?" is not answered by the line that makes her the
+    /// product manager. A label that is a name still is one.
+    #[test]
+    fn a_lines_label_names_no_one() {
+        let question = "Who is Maria Chen's manager?";
+        assert!(!offers(
+            AnswerKind::Person,
+            "- Product manager: Maria Chen.",
+            question
+        ));
+        assert!(offers(
+            AnswerKind::Person,
+            "- Product manager: Maria Chen, reporting to Dana Kim.",
+            question
+        ));
+        assert!(offers(
+            AnswerKind::Person,
+            "Jonas Weber: SRE lead",
+            "Who is the SRE lead?"
+        ));
+        assert!(offers(
+            AnswerKind::Person,
+            "Release manager: Jonas",
+            "Who is the release manager?"
+        ));
     }
 
     #[test]
