@@ -126,28 +126,11 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
         #[serde(rename = "arguments")]
         _arguments: Option<AnObject>,
     }
-    /// A JSON object, skipped rather than kept.
+    /// A JSON object, skipped rather than kept, as [`Readable`] skips it.
     struct AnObject;
     impl<'de> Deserialize<'de> for AnObject {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Skip;
-            impl<'de> serde::de::Visitor<'de> for Skip {
-                type Value = AnObject;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<AnObject, A::Error> {
-                    while map
-                        .next_entry::<serde::de::IgnoredAny, Readable>()?
-                        .is_some()
-                    {}
-                    Ok(AnObject)
-                }
-            }
-            deserializer.deserialize_map(Skip)
+            deserializer.deserialize_map(Look).map(|Readable| AnObject)
         }
     }
     /// A JSON value skipped as rmcp's reading of it would fail: nested
@@ -157,49 +140,43 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
     struct Readable;
     impl<'de> Deserialize<'de> for Readable {
         fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Look;
-            impl<'de> serde::de::Visitor<'de> for Look {
-                type Value = Readable;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("a JSON value")
-                }
-                fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
-                    Ok(Readable)
-                }
-                fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
-                    Ok(Readable)
-                }
-                fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
-                    Ok(Readable)
-                }
-                fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
-                    Ok(Readable)
-                }
-                fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
-                    Ok(Readable)
-                }
-                fn visit_unit<E>(self) -> Result<Readable, E> {
-                    Ok(Readable)
-                }
-                fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                    self,
-                    mut seq: A,
-                ) -> Result<Readable, A::Error> {
-                    while seq.next_element::<Readable>()?.is_some() {}
-                    Ok(Readable)
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Readable, A::Error> {
-                    while map
-                        .next_entry::<serde::de::IgnoredAny, Readable>()?
-                        .is_some()
-                    {}
-                    Ok(Readable)
-                }
-            }
             deserializer.deserialize_any(Look)
+        }
+    }
+    struct Look;
+    impl<'de> serde::de::Visitor<'de> for Look {
+        type Value = Readable;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+            Ok(Readable)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+            Ok(Readable)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+            Ok(Readable)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+            Ok(Readable)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+            Ok(Readable)
+        }
+        fn visit_unit<E>(self) -> Result<Readable, E> {
+            Ok(Readable)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
+            while seq.next_element::<Readable>()?.is_some() {}
+            Ok(Readable)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
+            while map
+                .next_entry::<serde::de::IgnoredAny, Readable>()?
+                .is_some()
+            {}
+            Ok(Readable)
         }
     }
     // A struct may be read from an array too: only an object is told here.

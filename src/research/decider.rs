@@ -815,26 +815,27 @@ pub fn score_candidates(
     // compound such as "per-key" may be said by none, with words between:
     // "per API key"). A table row is about what it says (and its header),
     // not what the table's other rows do.
+    // Nothing of it is looked at for a question that names nothing so.
     let said_by = |section: &SectionHit, text: &str| {
         super::question::alphanumeric_lower(&format!(
             "{} {} {} {text}",
             section.path, section.title, section.heading
         ))
     };
-    let passages_said: Vec<String> = sections.iter().map(|s| said_by(s, &s.text)).collect();
-    let named: Vec<String> = super::question::code_names(&question.question)
+    let asked_names = super::question::code_names(&question.question);
+    let passages_said: Vec<String> = if asked_names.is_empty() {
+        Vec::new()
+    } else {
+        sections.iter().map(|s| said_by(s, &s.text)).collect()
+    };
+    let named: Vec<String> = asked_names
         .into_iter()
         .filter(|n| passages_said.iter().any(|said| said.contains(n.as_str())))
         .collect();
-    let says_named = |section: &SectionHit, text: &str| {
-        named.is_empty() || {
-            let said = said_by(section, text);
-            named.iter().all(|n| said.contains(n.as_str()))
-        }
-    };
+    let says_all = |said: &str| named.iter().all(|n| said.contains(n.as_str()));
     let mut candidates: Vec<Candidate> = Vec::new();
     for (at, section) in sections.iter().enumerate() {
-        if !named.iter().all(|n| passages_said[at].contains(n.as_str())) {
+        if !named.is_empty() && !says_all(&passages_said[at]) {
             continue;
         }
         let rank = at.min(retrieved);
@@ -861,11 +862,14 @@ pub fn score_candidates(
             {
                 continue;
             }
-            if t.table_row[i] {
+            if !named.is_empty() && t.table_row[i] {
                 let (s, e) = t.spans[i];
                 let header =
                     t.context_line[i].map_or("", |h| &section.text[t.spans[h].0..t.spans[h].1]);
-                if !says_named(section, &format!("{header} {}", &section.text[s..e])) {
+                if !says_all(&said_by(
+                    section,
+                    &format!("{header} {}", &section.text[s..e]),
+                )) {
                     continue;
                 }
             }
