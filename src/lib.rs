@@ -27,6 +27,7 @@
 //! | to change … | look in |
 //! |---|---|
 //! | what counts as a note, how it is split into sections | `brain/scan.rs`, `brain/parse.rs` |
+//! | what a wikilink or a note name leads to (note pages, MCP `read_note`) | `brain/names.rs` |
 //! | tokenizing, stemming, Korean/CJK bigrams and single characters | `index/analyzer.rs` |
 //! | ranking and snippets | `index/search.rs`, `index/rank.rs` (notes, word pairs), `index/impacts.rs` |
 //! | how a question is decided | `research/decider.rs`; what a question asks for (kind, technical shape) and what a sentence offers: `research/question.rs`; a new kind of decider: `research/deciders.rs` |

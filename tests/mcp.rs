@@ -465,3 +465,58 @@ async fn mcp_over_http_answers_parameters_that_do_not_fit_as_invalid_params() {
     assert!(text.contains("Harbor/Runbooks/Deploy.md"), "{text}");
     server.stop().await;
 }
+
+/// A call whose arguments say a key twice is a tool error over `/mcp`, as
+/// the HTTP API's 400 for the same body, and runs nothing: a `remember`
+/// of two answers under one key writes no note.
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_over_http_refuses_arguments_that_say_a_key_twice() {
+    let brain = TestBrain::sample();
+    let server = TestServer::start(&brain).await;
+    let url = format!("{}/mcp", server.base_url);
+    let http = reqwest::Client::new();
+    let both = "application/json, text/event-stream";
+    let twice = r#"{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"remember","arguments":{"prompt":"Pick a colour","qa":[{"question":"Which colour?","answer":"Teal","answer":"Red"}]}}}"#;
+    let knowledge = brain.path().join("Alignment Knowledge");
+    let notes = || std::fs::read_dir(&knowledge).expect("the folder").count();
+    let before = notes();
+    let response = http
+        .post(&url)
+        .header("Accept", both)
+        .header("Content-Type", "application/json")
+        .body(twice)
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(response.status(), StatusCode::OK);
+    let answer: Value = response.json().await.expect("a JSON-RPC answer");
+    assert_eq!(answer["id"], "r", "{answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        text.starts_with("invalid-json: ") && text.contains("duplicate field `answer`"),
+        "{answer}"
+    );
+    assert_eq!(notes(), before, "no note was written");
+    // The HTTP API refuses the same body.
+    let api = http
+        .post(format!("{}/v1/answers", server.base_url))
+        .header("Content-Type", "application/json")
+        .body(r#"{"prompt":"Pick a colour","qa":[{"question":"Which colour?","answer":"Teal","answer":"Red"}]}"#)
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(api.status(), StatusCode::BAD_REQUEST);
+    // The transport's own refusals stand before it.
+    let refused = http
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .body(twice)
+        .send()
+        .await
+        .expect("response");
+    assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
+    server.stop().await;
+}

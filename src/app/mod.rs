@@ -30,6 +30,7 @@ pub use context::{
 pub use error::Error;
 pub use trajectory::AnalyzeTrajectoryRequest;
 
+use crate::brain::names::{link_target, NoteNames};
 use crate::brain::parse::parse_note;
 use crate::brain::scan::NoteFile;
 use crate::brain::scan::{read_note_text, stat_note};
@@ -678,7 +679,38 @@ impl Noggin {
         let app = self.clone();
         let note = tokio::task::spawn_blocking(move || app.load_note(&rel_path))
             .await
-            .context("the note reading task failed")?
+            .context("the note reading task failed")?;
+        self.note_view(note)
+    }
+
+    /// The note `name` names: its path, or else the note a wikilink of that
+    /// name leads to (`[[Deploy]]`, `Runbooks/Deploy`, `./Deploy.md`, a
+    /// note's title), as a model that read a link asks for it.
+    pub async fn read_note_named(&self, name: String) -> Result<NoteView, Error> {
+        let app = self.clone();
+        let note = tokio::task::spawn_blocking(move || {
+            if let Some(note) = app.load_note(&name)? {
+                return Ok(Some(note));
+            }
+            let target = link_target(&name);
+            if target.is_empty() {
+                return Ok(None);
+            }
+            let path = NoteNames::scan(app.brain(), app.inner.max_note_bytes)
+                .resolve(target, "")
+                .or_else(|| app.inner.index.note_titled(target));
+            match path {
+                Some(path) => app.load_note(&path),
+                None => Ok(None),
+            }
+        })
+        .await
+        .context("the note reading task failed")?;
+        self.note_view(note)
+    }
+
+    fn note_view(&self, note: Result<Option<LoadedNote>, String>) -> Result<NoteView, Error> {
+        let note = note
             .map_err(|message| Error::Unavailable {
                 code: "note-unreadable",
                 message,

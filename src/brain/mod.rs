@@ -8,6 +8,7 @@
 pub mod html;
 #[cfg(target_os = "linux")]
 mod inotify;
+pub mod names;
 pub mod parse;
 pub mod scan;
 pub mod watch;

@@ -544,6 +544,17 @@ impl Index {
         Ok(fused)
     }
 
+    /// The note whose title (not file name) is `title`, in any letter
+    /// case: what a wikilink to a note's title leads to.
+    pub fn note_titled(&self, title: &str) -> Option<String> {
+        let wanted = title.trim().to_lowercase();
+        self.search(title, &SearchFilter::default(), 5)
+            .ok()?
+            .into_iter()
+            .find(|hit| hit.title.to_lowercase() == wanted)
+            .map(|hit| hit.path)
+    }
+
     /// Ranked notes for a user's query: the best passage of each note.
     pub fn search(
         &self,

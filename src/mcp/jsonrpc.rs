@@ -104,6 +104,66 @@ pub fn misfit_params(body: &[u8]) -> Option<String> {
     misfit(message, &ClientJsonRpcMessage::deserialize(&whole))
 }
 
+/// How [`Readable`] calls a key said twice.
+const DUPLICATE: &str = "duplicate field";
+
+/// A JSON value, skipped, that rmcp reads as the HTTP API would: not nested
+/// deeper than serde_json goes, with no number that no f64 holds (`1e400`;
+/// serde's `IgnoredAny` skips both, and rmcp then drops the line without an
+/// answer), and with no object that says a key twice (rmcp would keep the
+/// last silently, where the HTTP API refuses it; see [`twice_said`]).
+struct Readable;
+
+impl<'de> Deserialize<'de> for Readable {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Look)
+    }
+}
+
+struct Look;
+
+impl<'de> serde::de::Visitor<'de> for Look {
+    type Value = Readable;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_unit<E>(self) -> Result<Readable, E> {
+        Ok(Readable)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
+        while seq.next_element::<Readable>()?.is_some() {}
+        Ok(Readable)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if keys.contains(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "{DUPLICATE} `{key}`"
+                )));
+            }
+            keys.push(key);
+            map.next_value::<Readable>()?;
+        }
+        Ok(Readable)
+    }
+}
+
 /// True for a `tools/call` request whose parameters fit (a name, arguments
 /// that are an object), told in one pass that keeps nothing of the
 /// arguments: a call may carry a whole trajectory, which rmcp reads again,
@@ -133,52 +193,6 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
             deserializer.deserialize_map(Look).map(|Readable| AnObject)
         }
     }
-    /// A JSON value skipped as rmcp's reading of it would fail: nested
-    /// deeper than serde_json goes, or a number no f64 holds (`1e400`).
-    /// serde's `IgnoredAny` skips both, and rmcp then drops the line
-    /// without an answer.
-    struct Readable;
-    impl<'de> Deserialize<'de> for Readable {
-        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            deserializer.deserialize_any(Look)
-        }
-    }
-    struct Look;
-    impl<'de> serde::de::Visitor<'de> for Look {
-        type Value = Readable;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a JSON value")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Readable, E> {
-            Ok(Readable)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Readable, E> {
-            Ok(Readable)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Readable, E> {
-            Ok(Readable)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Readable, E> {
-            Ok(Readable)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Readable, E> {
-            Ok(Readable)
-        }
-        fn visit_unit<E>(self) -> Result<Readable, E> {
-            Ok(Readable)
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Readable, A::Error> {
-            while seq.next_element::<Readable>()?.is_some() {}
-            Ok(Readable)
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
-            while map
-                .next_entry::<serde::de::IgnoredAny, Readable>()?
-                .is_some()
-            {}
-            Ok(Readable)
-        }
-    }
     // A struct may be read from an array too: only an object is told here.
     if message.trim_ascii_start().first() != Some(&b'{') {
         return false;
@@ -190,6 +204,67 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
         && head.id.as_ref().is_some_and(is_id)
         && head.method.as_ref().and_then(Value::as_str) == Some("tools/call")
         && head.params.is_some()
+}
+
+/// A `tools/call` over HTTP whose arguments say a key twice.
+pub struct TwiceSaid {
+    /// The tool error it is answered with ([`twice_said`]).
+    pub answer: String,
+    /// What the transport gets in its place, to judge the request's headers
+    /// as it judges every request's: a ping of the same id, which runs no
+    /// tool and changes nothing.
+    pub stand_in: Vec<u8>,
+}
+
+/// The [`TwiceSaid`] of `body`, if it is such a call.
+pub fn twice_said_call(body: &[u8]) -> Option<TwiceSaid> {
+    if is_fitting_tool_call(body) {
+        return None;
+    }
+    let whole: Value = serde_json::from_slice(body).ok()?;
+    let message = whole.as_object()?;
+    let answer = twice_said(message, body)?;
+    let ping = json!({"jsonrpc": "2.0", "id": id_of(message), "method": "ping"});
+    Some(TwiceSaid {
+        answer,
+        stand_in: ping.to_string().into_bytes(),
+    })
+}
+
+/// The answer to a `tools/call` whose arguments have an object with a key
+/// twice (`{"q": "a", "q": "b"}`), at any depth: a tool error with the code
+/// the HTTP API refuses the same body with, where rmcp would use the last
+/// value silently. `None` for any other message.
+pub(super) fn twice_said(message: &Map<String, Value>, line: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        params: Option<Params<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        arguments: Option<&'a serde_json::value::RawValue>,
+    }
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let arguments = serde_json::from_slice::<Call>(line)
+        .ok()?
+        .params?
+        .arguments?;
+    let error = serde_json::from_str::<Readable>(arguments.get()).err()?;
+    // What else makes a value unreadable makes the whole message so, and
+    // that is answered before this is asked.
+    if !error.to_string().starts_with(DUPLICATE) {
+        return None;
+    }
+    let result = json!({
+        "content": [{"type": "text", "text": format!("invalid-json: failed to deserialize parameters: {error}")}],
+        "isError": true,
+    });
+    let answer = json!({"jsonrpc": "2.0", "id": id_of(message), "result": result});
+    Some(answer.to_string())
 }
 
 fn misfit(

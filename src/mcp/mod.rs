@@ -12,7 +12,7 @@ mod jsonrpc;
 mod output;
 mod stdio;
 
-pub use jsonrpc::misfit_params;
+pub use jsonrpc::{misfit_params, twice_said_call, TwiceSaid};
 pub use stdio::{refuse as refuse_stdio, serve as serve_stdio};
 
 use std::sync::Arc;
@@ -53,7 +53,9 @@ const RESOURCES_PER_PAGE: usize = 500;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadNoteRequest {
-    /// The note's path relative to the brain, e.g. `Harbor/Runbooks/Deploy.md`.
+    /// The note's path relative to the brain, e.g. `Harbor/Runbooks/Deploy.md`,
+    /// or its name as a wikilink gives it (`[[Deploy]]`, `Runbooks/Deploy`,
+    /// the note's title).
     pub path: String,
 }
 
@@ -154,7 +156,7 @@ impl NogginMcp {
     /// One note's source and metadata, as `GET /v1/notes/{path}`.
     #[tool(
         name = "read_note",
-        description = "Read one note of the brain: its markdown source and metadata.",
+        description = "Read one note of the brain: its markdown source and metadata. Takes the note's path, or a name as a wikilink in a note gives it (`[[Deploy]]`, `Runbooks/Deploy`, a note's title); the result's path says which note it is.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn read_note(
@@ -162,7 +164,7 @@ impl NogginMcp {
         Parameters(request): Parameters<ReadNoteRequest>,
     ) -> Result<Json<NoteView>, String> {
         self.app
-            .read_note(request.path)
+            .read_note_named(request.path)
             .await
             .map(Json::new)
             .map_err(tool_error)

@@ -11,7 +11,9 @@
 //! - a call of a method noggin serves with parameters that do not fit it
 //!   (`tools/call` with `arguments` that are no object, say): invalid
 //!   params (-32602) saying what does not fit, where rmcp answers that the
-//!   method does not exist.
+//!   method does not exist;
+//! - a call whose arguments say a key twice: the tool error the HTTP API's
+//!   400 would be, where rmcp would use the last value silently.
 //!
 //! Everything else goes to rmcp as it came. Notifications are never
 //! answered, as JSON-RPC says: one that is no notification rmcp reads is
@@ -205,7 +207,7 @@ fn verdict(line: &[u8]) -> Verdict {
         tracing::debug!("dropping a notification that is none");
         return Verdict::Drop;
     }
-    match jsonrpc::misread(object, &value) {
+    match jsonrpc::misread(object, &value).or_else(|| jsonrpc::twice_said(object, line)) {
         Some(answer) => Verdict::Answer(answer),
         None => Verdict::Pass,
     }
@@ -322,6 +324,36 @@ mod tests {
         for (line, id) in cases {
             assert_eq!(code_and_id(line), Some((INVALID_REQUEST, id)), "{line}");
         }
+    }
+
+    #[test]
+    fn arguments_that_say_a_key_twice_are_a_tool_error_with_the_id() {
+        for (line, key) in [
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":{"q":"a","q":"b"}}}"#,
+                "q",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"session_events","arguments":{"session":"s","events":[{"type":"goal","text":"x","type":"decision"}]}}}"#,
+                "type",
+            ),
+        ] {
+            let Verdict::Answer(answer) = verdict(line.as_bytes()) else {
+                panic!("{line} is answered here");
+            };
+            let answer: Value = serde_json::from_str(&answer).unwrap();
+            assert_eq!(answer["id"], 9, "{answer}");
+            assert_eq!(answer["result"]["isError"], true, "{answer}");
+            let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(
+                text.starts_with("invalid-json: ")
+                    && text.contains(&format!("duplicate field `{key}`")),
+                "{text}"
+            );
+        }
+        // The same key in two objects is no key said twice.
+        let apart = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"session_events","arguments":{"session":"s","events":[{"type":"goal"},{"type":"decision"}]}}}"#;
+        assert_eq!(verdict(apart.as_bytes()), Verdict::Pass);
     }
 
     #[test]

@@ -207,6 +207,9 @@ async fn mcp_errors_as_json(request: Request, next: Next) -> Response {
 /// would answer that the method does not exist. The transport still sees
 /// the request first, so its own refusals (media types, `Accept`) stand;
 /// a JSON body it cannot read (params that are no object) is answered so too.
+/// A call whose arguments say a key twice is answered with the tool error
+/// the HTTP API's 400 would be; the transport sees a ping in its place, so
+/// no tool runs on what rmcp would read as the last value.
 async fn mcp_params_checked(request: Request, next: Next) -> Response {
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
@@ -228,7 +231,10 @@ async fn mcp_params_checked(request: Request, next: Next) -> Response {
             .into_response()
         }
     };
-    let misfit = crate::mcp::misfit_params(&body);
+    let (misfit, body) = match crate::mcp::twice_said_call(&body) {
+        Some(twice) => (Some(twice.answer), twice.stand_in.into()),
+        None => (crate::mcp::misfit_params(&body), body),
+    };
     let response = next
         .run(Request::from_parts(parts, axum::body::Body::from(body)))
         .await;

@@ -10,7 +10,6 @@
 //! A page opened from a session's card (`?session=`) leads back to it.
 
 use std::cell::OnceCell;
-use std::collections::{HashMap, HashSet};
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -25,10 +24,10 @@ use super::error::ApiError;
 use super::render::{render_body, LinkResolver};
 use super::AppState;
 use crate::app::{LoadedNote, NoteView};
+use crate::brain::names::{link_target, NoteNames};
 use crate::brain::parse::{parse_note, split_frontmatter};
-use crate::brain::scan::scan_brain;
 use crate::index::search::{escape_html, rfc3339};
-use crate::index::{Index, SearchFilter};
+use crate::index::Index;
 
 /// `GET /v1/notes/{path}`, behind the API's token check.
 pub fn api_router() -> Router<AppState> {
@@ -179,67 +178,23 @@ struct BrainLinks<'a> {
     notes: OnceCell<NoteNames>,
 }
 
-#[derive(Default)]
-struct NoteNames {
-    paths: HashSet<String>,
-    /// Lower-cased path without extension → path.
-    by_path: HashMap<String, String>,
-    /// Lower-cased file name without extension → paths.
-    by_name: HashMap<String, Vec<String>>,
-}
-
-fn without_extension(path: &str) -> &str {
-    path.strip_suffix(".md")
-        .or_else(|| path.strip_suffix(".markdown"))
-        .unwrap_or(path)
-}
-
 impl BrainLinks<'_> {
     fn names(&self) -> &NoteNames {
-        self.notes.get_or_init(|| {
-            let mut names = NoteNames::default();
-            let Ok((files, _)) = scan_brain(self.index.brain(), self.max_note_bytes) else {
-                return names;
-            };
-            for file in files {
-                let path = file.rel_path;
-                let bare = without_extension(&path).to_lowercase();
-                let name = bare.rsplit('/').next().unwrap_or(&bare).to_string();
-                names.by_name.entry(name).or_default().push(path.clone());
-                names.by_path.insert(bare, path.clone());
-                names.paths.insert(path);
-            }
-            names
-        })
+        self.notes
+            .get_or_init(|| NoteNames::scan(self.index.brain(), self.max_note_bytes))
     }
 }
 
 impl LinkResolver for BrainLinks<'_> {
     fn wikilink(&self, target: &str) -> Option<String> {
-        let wanted = without_extension(target.trim().trim_start_matches('/')).to_lowercase();
-        let names = self.names();
-        if let Some(path) = names.by_path.get(&wanted) {
-            return Some(path.clone());
-        }
-        if let Some(paths) = names.by_name.get(&wanted) {
-            let folder = self.from.rsplit_once('/').map_or("", |(f, _)| f);
-            let best = paths
-                .iter()
-                .min_by_key(|p| (!p.starts_with(folder), p.len(), p.as_str()));
-            return best.cloned();
-        }
-        // Last, a note whose title (not file name) is the target.
-        let hits = self
-            .index
-            .search(target, &SearchFilter::default(), 5)
-            .ok()?;
-        hits.into_iter()
-            .find(|hit| hit.title.to_lowercase() == target.trim().to_lowercase())
-            .map(|hit| hit.path)
+        let target = link_target(target);
+        self.names()
+            .resolve(target, self.from)
+            .or_else(|| self.index.note_titled(target))
     }
 
     fn is_note(&self, rel_path: &str) -> bool {
-        self.names().paths.contains(rel_path)
+        self.names().contains(rel_path)
     }
 }
 

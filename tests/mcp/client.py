@@ -148,6 +148,15 @@ async def exercise(session):
 
     missing = await session.call_tool("read_note", {"path": "../outside.md"})
     check(missing.is_error, "a path outside the brain is a tool error")
+    # A note named as a link in a note names it: the result says its path.
+    for name in ["[[Deploy]]", "[[Deploy#Rollback|how to roll back]]", "harbor/runbooks/deploy", "./Harbor/Runbooks/Deploy.md"]:
+        named = await session.call_tool("read_note", {"path": name})
+        check(
+            not named.is_error and named.structured_content["path"] == "Harbor/Runbooks/Deploy.md",
+            f"read_note finds the note {name!r} names: {named.content[0].text[:200]}",
+        )
+    unnamed = await session.call_tool("read_note", {"path": "[[No such note anywhere]]"})
+    check(unnamed.is_error and unnamed.content[0].text.startswith("not-found"), f"a name of no note is not found: {unnamed.content}")
 
     await exercise_working_context(session, found)
 
