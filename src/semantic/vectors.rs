@@ -73,6 +73,16 @@ pub struct ModelStatus {
     pub pending: usize,
 }
 
+/// A passage text waiting for its vector.
+struct Pending {
+    /// The first document with this text.
+    address: DocAddress,
+    /// The text's hash, which its vector is kept under.
+    hash: u64,
+    /// Live documents with this text: the one vector serves them all.
+    passages: usize,
+}
+
 /// A cheap handle on the semantic side; dropping the last one stops the
 /// background thread.
 #[derive(Clone)]
@@ -276,7 +286,7 @@ fn run(shared: Arc<Shared>, index: Index, dir: PathBuf) {
         let pending = shared.vectors.pending(&searcher);
         let embedded = shared.vectors.embedded(&searcher);
         shared.update(|s| {
-            s.pending = pending.len();
+            s.pending = pending.iter().map(|p| p.passages).sum();
             s.embedded = embedded;
         });
         if pending.is_empty() {
@@ -285,7 +295,12 @@ fn run(shared: Arc<Shared>, index: Index, dir: PathBuf) {
             }
             continue;
         }
-        for (address, hash) in pending {
+        for Pending {
+            address,
+            hash,
+            passages,
+        } in pending
+        {
             if shared.stopped() {
                 return;
             }
@@ -303,9 +318,11 @@ fn run(shared: Arc<Shared>, index: Index, dir: PathBuf) {
                 }
             }
             shared.vectors.insert(hash, vector);
+            // Every passage with this text has its vector now: the two
+            // counts still add up to the passages of the index.
             shared.update(|s| {
-                s.pending = s.pending.saturating_sub(1);
-                s.embedded += 1;
+                s.pending = s.pending.saturating_sub(passages);
+                s.embedded += passages;
             });
         }
     }
@@ -421,9 +438,9 @@ impl VectorStore {
         }
     }
 
-    /// Live documents of the searcher without a vector, small segments
-    /// (fresh edits) first.
-    fn pending(&self, searcher: &Searcher) -> Vec<(DocAddress, u64)> {
+    /// The texts of live documents of the searcher without a vector, each
+    /// once, small segments (fresh edits) first.
+    fn pending(&self, searcher: &Searcher) -> Vec<Pending> {
         let segments = self.segments.read().expect("segment lock poisoned");
         let vectors = self.by_hash.read().expect("vector lock poisoned");
         let mut readers: Vec<(usize, &tantivy::SegmentReader)> =
@@ -442,9 +459,20 @@ impl VectorStore {
             }
         }
         // One passage repeated in several notes is embedded once.
-        let mut seen = std::collections::HashSet::new();
-        out.retain(|(_, h)| seen.insert(*h));
-        out
+        let mut passages: HashMap<u64, usize> = HashMap::new();
+        for (_, hash) in &out {
+            *passages.entry(*hash).or_default() += 1;
+        }
+        out.into_iter()
+            .filter_map(|(address, hash)| {
+                let passages = passages.remove(&hash)?;
+                Some(Pending {
+                    address,
+                    hash,
+                    passages,
+                })
+            })
+            .collect()
     }
 
     /// Live documents of the searcher with a vector.
@@ -637,6 +665,43 @@ impl VectorFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text in several notes waits once for its vector, and counts as
+    /// every passage it is: embedded and pending add up to the passages.
+    #[test]
+    fn a_text_in_two_notes_is_embedded_once_and_counted_twice() {
+        let brain = tempfile::tempdir().unwrap();
+        let same = "# Same\n\nThe same words in two folders.\n";
+        for (path, text) in [
+            ("A/Same.md", same),
+            ("B/Same.md", same),
+            ("Other.md", "# Other\n\nSomething else.\n"),
+        ] {
+            let file = brain.path().join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        let index = Index::open(crate::index::IndexOptions {
+            brain: brain.path().to_path_buf(),
+            data_dir: None,
+            max_note_bytes: 1 << 20,
+            read_only: false,
+        })
+        .unwrap();
+        index.reconcile_blocking(None).unwrap();
+        let searcher = index.searcher();
+        let store = VectorStore::default();
+        store.hash_segments(&index, &searcher);
+        let pending = store.pending(&searcher);
+        let mut passages: Vec<usize> = pending.iter().map(|p| p.passages).collect();
+        passages.sort();
+        assert_eq!(passages, vec![1, 2]);
+        let twice = pending.iter().find(|p| p.passages == 2).unwrap();
+        store.insert(twice.hash, vec![1.0, 0.0]);
+        assert_eq!(store.embedded(&searcher), 2);
+        let left: usize = store.pending(&searcher).iter().map(|p| p.passages).sum();
+        assert_eq!(left, 1);
+    }
 
     #[test]
     fn the_vector_file_survives_a_torn_record_and_a_new_width() {
