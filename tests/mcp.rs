@@ -249,6 +249,19 @@ fn mcp_over_stdio_answers_bad_lines_as_json_rpc_says() {
         assert_eq!(pong["id"], ping, "{line}: {pong}");
         assert!(pong["result"].is_object(), "{pong}");
     }
+    // A tool noggin does not have is named in the answer.
+    send(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"serach","arguments":{"q":"deploy"}}}"#,
+    );
+    let unknown = next();
+    assert_eq!(unknown["id"], 8, "{unknown}");
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("\"serach\"")),
+        "{unknown}"
+    );
     // A notification of any shape is never answered; the tools still work.
     send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":7}"#);
     send(

@@ -251,7 +251,13 @@ pub struct RememberRequest {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct QuestionAnswer {
+    /// The question as it was asked (at most 500 characters).
+    #[schemars(length(max = crate::limits::MAX_QUESTION_CHARS))]
     pub question: String,
+    /// The user's answer, in their words (at most 10,000 characters; one
+    /// shorter than `--min-answer-chars`, 20 by default, is skipped as
+    /// `too-short`).
+    #[schemars(length(max = crate::limits::MAX_ANSWER_CHARS))]
     pub answer: String,
     /// Who answered; `self-research` answers are never saved.
     #[serde(default)]

@@ -30,8 +30,13 @@ const MESSAGE_OVERHEAD_TOKENS: usize = 4;
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WindowRequest {
+    /// The chat history, oldest first: OpenAI (`role`, `content`,
+    /// `tool_calls`) or Anthropic (`role`, `content` blocks) messages.
     pub messages: Vec<Value>,
-    /// Tokens the window may take, pinned block included.
+    /// Tokens (not characters) the window may take, pinned block included,
+    /// as noggin estimates them: a token for every 4 characters of a
+    /// message's JSON, one for each Hangul, Han or Kana character, and 4 a
+    /// message.
     #[serde(deserialize_with = "super::budget")]
     #[schemars(range(max = MAX_WINDOW_BUDGET_TOKENS))]
     pub budget: usize,
