@@ -61,6 +61,7 @@ fn assert_found_everything(found: &Value) {
         "research",
         "search",
         "session_events",
+        "sessions",
         "status",
         "working_context",
     ] {

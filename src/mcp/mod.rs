@@ -32,7 +32,7 @@ use serde::Deserialize;
 
 use crate::app::{
     self, AnalyzeTrajectoryRequest, Noggin, NoteView, PackResponse, RememberRequest, Remembered,
-    SearchRequest, SearchResults, SessionEventsRequest, Status, WorkingContextRequest,
+    SearchRequest, SearchResults, SessionEventsRequest, SessionList, Status, WorkingContextRequest,
     WorkingContextView,
 };
 use crate::brain::scan::scan_brain;
@@ -57,6 +57,19 @@ pub struct ReadNoteRequest {
     /// or its name as a wikilink gives it (`[[Deploy]]`, `Runbooks/Deploy`,
     /// the note's title).
     pub path: String,
+}
+
+/// `sessions`' input: a page of the sessions, as `GET /v1/sessions` takes.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsRequest {
+    /// Sessions to list, 1 to 1000 (default 100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = crate::limits::MAX_SESSION_PAGE))]
+    pub limit: Option<usize>,
+    /// Sessions to skip first (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
 }
 
 /// The MCP face of one brain.
@@ -209,6 +222,23 @@ impl NogginMcp {
                 let text = block_text(&view);
                 Json::shown_as(view, text)
             })
+            .map_err(tool_error)
+    }
+
+    /// The sessions kept, as `GET /v1/sessions`.
+    #[tool(
+        name = "sessions",
+        description = "The sessions noggin keeps a working context for, most recently updated first (id, last update, version, events), and how many there are: to find a session's id again after the conversation lost it.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn sessions(
+        &self,
+        Parameters(request): Parameters<SessionsRequest>,
+    ) -> Result<Json<SessionList>, String> {
+        self.app
+            .list_sessions(request.limit, request.offset)
+            .await
+            .map(Json::new)
             .map_err(tool_error)
     }
 

@@ -27,6 +27,7 @@ TOOLS = {
     "research",
     "remember",
     "read_note",
+    "sessions",
     "status",
     "session_events",
     "working_context",
@@ -208,6 +209,13 @@ async def exercise_working_context(session, found):
     check(not appended.is_error, f"session_events: {appended.content}")
     check(appended.structured_content["accepted"] == 3, f"3 events stored: {appended.structured_content}")
     check(appended.structured_content["session"] == SESSION, f"in the session: {appended.structured_content}")
+
+    listed = await session.call_tool("sessions", {})
+    check(not listed.is_error, f"sessions: {listed.content}")
+    ids = [s["id"] for s in listed.structured_content["sessions"]]
+    check(ids and ids[0] == SESSION, f"the session just written leads the list: {ids}")
+    bad_page = await session.call_tool("sessions", {"limit": 0})
+    check(bad_page.is_error and bad_page.content[0].text.startswith("invalid-limit"), f"a limit of 0 is refused: {bad_page.content}")
 
     context = await session.call_tool("working_context", {"session": SESSION, "budget": 2000})
     check(not context.is_error, f"working_context: {context.content}")
