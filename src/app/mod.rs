@@ -28,7 +28,7 @@ pub use context::{
     WorkingContextRequest, WorkingContextView,
 };
 pub use error::Error;
-pub use trajectory::AnalyzeTrajectoryRequest;
+pub use trajectory::{transcript_or_path, AnalyzeTrajectoryRequest};
 
 use crate::brain::names::{link_target, NoteNames};
 use crate::brain::parse::parse_note;

@@ -3,6 +3,8 @@
 //! (`server::trajectories`, which also keeps the page) and MCP
 //! (`analyze_trajectory`) are adapters over it.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::Context as _;
 use serde::Deserialize;
 
@@ -15,8 +17,16 @@ use crate::trajectory::{self, Analysis, Thresholds, MAX_TRAJECTORY_BYTES};
 pub struct AnalyzeTrajectoryRequest {
     /// The trajectory file's text (at most 10 MiB): a JSON list of
     /// `{tool, arguments, is_error, at}`, a Claude Code session (JSONL) or a
-    /// Codex CLI rollout (JSONL).
-    pub transcript: String,
+    /// Codex CLI rollout (JSONL). Give this or `path`.
+    #[serde(default)]
+    pub transcript: Option<String>,
+    /// Over stdio only (`noggin mcp`, a process of the user's own): the
+    /// trajectory file on this machine, which noggin reads, so that its
+    /// text need not pass through the conversation. Absolute, or starting
+    /// with `~/`: e.g. a Claude Code session under `~/.claude/projects/`, a
+    /// Codex CLI rollout under `~/.codex/sessions/`.
+    #[serde(default)]
+    pub path: Option<String>,
     /// When a pattern is reported; the defaults when left out.
     #[serde(default)]
     pub thresholds: Option<Thresholds>,
@@ -35,7 +45,58 @@ impl From<trajectory::Error> for Error {
     }
 }
 
+/// The refusal of a call that gives neither `transcript` nor `path`, or both.
+pub fn transcript_or_path() -> Error {
+    Error::invalid(
+        "transcript-or-path",
+        "give the trajectory's text as `transcript` or its file as `path`: one of the two",
+    )
+}
+
+/// `path` as a file of this machine: `~/` is the user's home folder; a
+/// relative path names no file here (whose working folder would it be?).
+fn local_file(path: &str) -> Result<PathBuf, Error> {
+    let file = match path.strip_prefix("~/") {
+        Some(rest) => match std::env::var_os("HOME") {
+            Some(home) => Path::new(&home).join(rest),
+            None => PathBuf::from(path),
+        },
+        None => PathBuf::from(path),
+    };
+    if !file.is_absolute() {
+        return Err(Error::invalid(
+            "invalid-path",
+            format!("path {path:?} is relative: give the trajectory file's absolute path (or one starting with ~/)"),
+        ));
+    }
+    Ok(file)
+}
+
 impl Noggin {
+    /// Analyses the trajectory file at `path` (see
+    /// [`AnalyzeTrajectoryRequest::path`]): for a caller that is a process
+    /// of the user's own, never one that reaches noggin over the network.
+    pub async fn analyze_trajectory_file(
+        &self,
+        path: &str,
+        thresholds: Thresholds,
+    ) -> Result<Analysis, Error> {
+        let file = local_file(path)?;
+        let bytes = tokio::task::spawn_blocking(move || {
+            trajectory::read_input(&file, MAX_TRAJECTORY_BYTES)
+        })
+        .await
+        .context("the trajectory reading task failed")?
+        .map_err(|error| match error {
+            trajectory::Error::Read { path, source } => Error::invalid(
+                "unreadable-path",
+                format!("cannot read {}: {source}", path.display()),
+            ),
+            other => other.into(),
+        })?;
+        self.analyze_trajectory(bytes, thresholds).await
+    }
+
     /// Analyses a trajectory off the async runtime (it is CPU work).
     pub async fn analyze_trajectory(
         &self,

@@ -77,6 +77,9 @@ pub struct SessionsRequest {
 pub struct NogginMcp {
     app: Noggin,
     tool_router: ToolRouter<NogginMcp>,
+    /// Whether the client is a process of the user's own (stdio), for
+    /// which noggin reads a file it names; never a client over HTTP.
+    reads_local_files: bool,
 }
 
 /// A use case's error as MCP tool error text: the HTTP API's message.
@@ -98,10 +101,21 @@ fn tool_error(error: app::Error) -> String {
 
 #[tool_router(router = tool_router)]
 impl NogginMcp {
+    /// The tools for a client over HTTP (`/mcp`).
     pub fn new(app: Noggin) -> NogginMcp {
         NogginMcp {
             app,
             tool_router: Self::tool_router(),
+            reads_local_files: false,
+        }
+    }
+
+    /// The tools for the client that started `noggin mcp` (stdio): a
+    /// process of the user's own, which may name files of this machine.
+    pub fn for_stdio(app: Noggin) -> NogginMcp {
+        NogginMcp {
+            reads_local_files: true,
+            ..NogginMcp::new(app)
         }
     }
 
@@ -284,21 +298,31 @@ impl NogginMcp {
     /// Where an agent lost context, as `POST /v1/trajectories/analyze`.
     #[tool(
         name = "analyze_trajectory",
-        description = "Analyse an agent's trajectory (a JSON list of tool calls, a Claude Code session or a Codex CLI rollout, as text) for signs of lost context: re-reads, searches after errors, repeated failures, reads after compaction; with what to keep across compaction.",
+        description = "Analyse an agent's trajectory (a JSON list of tool calls, a Claude Code session or a Codex CLI rollout) for signs of lost context: re-reads, searches after errors, repeated failures, reads after compaction; with what to keep across compaction. Give its text as `transcript`, or (over stdio) its file as `path`.",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
     async fn analyze_trajectory(
         &self,
         Parameters(request): Parameters<AnalyzeTrajectoryRequest>,
     ) -> Result<Json<Analysis>, String> {
-        self.app
-            .analyze_trajectory(
-                request.transcript.into_bytes(),
-                request.thresholds.unwrap_or_default(),
-            )
-            .await
-            .map(Json::new)
-            .map_err(tool_error)
+        let thresholds = request.thresholds.unwrap_or_default();
+        let analysis = match (request.transcript, request.path) {
+            (Some(transcript), None) => {
+                self.app
+                    .analyze_trajectory(transcript.into_bytes(), thresholds)
+                    .await
+            }
+            (None, Some(path)) if self.reads_local_files => {
+                self.app.analyze_trajectory_file(&path, thresholds).await
+            }
+            (None, Some(_)) => Err(app::Error::invalid(
+                "path-not-served",
+                "/mcp reads no file of this machine: send the trajectory's text as `transcript` \
+                 (`noggin mcp`, over stdio, reads `path`)",
+            )),
+            _ => Err(app::transcript_or_path()),
+        };
+        analysis.map(Json::new).map_err(tool_error)
     }
 
     /// What noggin holds, as `GET /v1/status`.

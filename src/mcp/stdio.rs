@@ -147,7 +147,10 @@ pub async fn refuse(why: &str) {
 }
 
 async fn serve_rmcp(app: Noggin, transport: tokio::io::DuplexStream) -> anyhow::Result<()> {
-    let service = match NogginMcp::new(app).serve(tokio::io::split(transport)).await {
+    let service = match NogginMcp::for_stdio(app)
+        .serve(tokio::io::split(transport))
+        .await
+    {
         Ok(service) => service,
         // The input ended before a client said hello (a probe, `< /dev/null`):
         // a clean end, as the end of the input is later.

@@ -181,6 +181,20 @@ async def exercise(session):
     refused = await session.call_tool("analyze_trajectory", {"transcript": huge})
     check(refused.is_error, "a trajectory over 10 MiB is a tool error")
     found["huge_trajectory_error"] = refused.content[0].text
+    # The file itself, by its path: read over stdio (a process of the
+    # user's own), never over HTTP.
+    fixture = str((FIXTURES / "claude-code-compaction.jsonl").resolve())
+    by_path = await session.call_tool("analyze_trajectory", {"path": fixture})
+    if sys.argv[1] == "stdio":
+        check(not by_path.is_error and by_path.structured_content["calls"] == 48, f"a trajectory by its path: {by_path.content}")
+        for path, code in [("claude-code-compaction.jsonl", "invalid-path"), ("-", "invalid-path"), ("/no/such/session.jsonl", "unreadable-path")]:
+            refused = await session.call_tool("analyze_trajectory", {"path": path})
+            check(refused.is_error and refused.content[0].text.startswith(code + ": "), f"{path!r} is {code}: {refused.content}")
+    else:
+        check(by_path.is_error and by_path.content[0].text.startswith("path-not-served: "), f"/mcp reads no file: {by_path.content}")
+    for arguments in [{}, {"transcript": transcript, "path": fixture}]:
+        refused = await session.call_tool("analyze_trajectory", arguments)
+        check(refused.is_error and refused.content[0].text.startswith("transcript-or-path: "), f"one of transcript and path: {refused.content}")
 
     resources = (await session.list_resources()).resources
     uris = [str(r.uri) for r in resources]
