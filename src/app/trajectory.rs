@@ -22,9 +22,10 @@ pub struct AnalyzeTrajectoryRequest {
     pub transcript: Option<String>,
     /// Over stdio only (`noggin mcp`, a process of the user's own): the
     /// trajectory file on this machine, which noggin reads, so that its
-    /// text need not pass through the conversation. Absolute, or starting
-    /// with `~/`: e.g. a Claude Code session under `~/.claude/projects/`, a
-    /// Codex CLI rollout under `~/.codex/sessions/`.
+    /// text need not pass through the conversation: a `.jsonl` or `.json`
+    /// file, absolute or starting with `~/`, e.g. a Claude Code session
+    /// under `~/.claude/projects/`, a Codex CLI rollout under
+    /// `~/.codex/sessions/`.
     #[serde(default)]
     pub path: Option<String>,
     /// When a pattern is reported; the defaults when left out.
@@ -53,8 +54,9 @@ pub fn transcript_or_path() -> Error {
     )
 }
 
-/// `path` as a file of this machine: `~/` is the user's home folder; a
-/// relative path names no file here (whose working folder would it be?).
+/// `path` as a trajectory file of this machine: `~/` is the user's home
+/// folder; a relative path names no file here (whose working folder would
+/// it be?).
 fn local_file(path: &str) -> Result<PathBuf, Error> {
     let file = match path.strip_prefix("~/") {
         Some(rest) => match std::env::var_os("HOME") {
@@ -67,6 +69,18 @@ fn local_file(path: &str) -> Result<PathBuf, Error> {
         return Err(Error::invalid(
             "invalid-path",
             format!("path {path:?} is relative: give the trajectory file's absolute path (or one starting with ~/)"),
+        ));
+    }
+    // Trajectories are JSON or JSONL files: no other file of the user's
+    // is read on a model's word.
+    let json = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("json") || e.eq_ignore_ascii_case("jsonl"));
+    if !json {
+        return Err(Error::invalid(
+            "invalid-path",
+            format!("path {path:?} is no trajectory file: one ending in .jsonl or .json"),
         ));
     }
     Ok(file)

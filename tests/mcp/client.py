@@ -187,7 +187,7 @@ async def exercise(session):
     by_path = await session.call_tool("analyze_trajectory", {"path": fixture})
     if sys.argv[1] == "stdio":
         check(not by_path.is_error and by_path.structured_content["calls"] == 48, f"a trajectory by its path: {by_path.content}")
-        for path, code in [("claude-code-compaction.jsonl", "invalid-path"), ("-", "invalid-path"), ("/no/such/session.jsonl", "unreadable-path")]:
+        for path, code in [("claude-code-compaction.jsonl", "invalid-path"), ("-", "invalid-path"), ("/etc/passwd", "invalid-path"), ("/no/such/session.jsonl", "unreadable-path")]:
             refused = await session.call_tool("analyze_trajectory", {"path": path})
             check(refused.is_error and refused.content[0].text.startswith(code + ": "), f"{path!r} is {code}: {refused.content}")
     else:
