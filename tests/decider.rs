@@ -247,6 +247,35 @@ async fn two_words_of_the_question_match_the_one_word_a_note_writes() {
     );
 }
 
+/// "rolls back" is the note's "rollback" too, the question's words
+/// inflected: the sentence that says the one word answers, not the one that
+/// says "roll back" about something else.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_inflected_words_of_the_question_match_the_one_word_a_note_writes() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Runbooks/Deploy payments.md",
+        "# Deploy payments\n\n## Rollback\n\
+         `argocd app rollback payments-prod` returns to the previous revision. \
+         Migrations are forward-only, so never roll back past a migration without talking to Tom.\n",
+    );
+    let server = TestServer::start(&brain).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"questions": ["What command rolls back payments?"]}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body["answered"][0]["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("argocd app rollback payments-prod")),
+        "{body}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_sample_brain_answers_what_it_states() {
     let brain = TestBrain::sample();

@@ -466,7 +466,7 @@ impl<'a> Weights<'a> {
         let tokens = with_analyzer(|a| analyze(a, text));
         let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
         let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
-        let mut joined = Vec::new();
+        let mut joined: Vec<(usize, usize, WordId, String)> = Vec::new();
         for pair in tokens.windows(2) {
             let (a, b) = (&pair[0], &pair[1]);
             if !adjacent(text, a, b) || !word_like(a) || !word_like(b) {
@@ -478,13 +478,24 @@ impl<'a> Weights<'a> {
             ) else {
                 continue;
             };
-            let word = format!("{}{}", raw(a), raw(b));
-            let analyzed = with_analyzer(|an| analyze(an, &word));
-            let [one] = analyzed.as_slice() else {
+            if i == j {
                 continue;
-            };
-            if i != j && self.index.doc_freq(&one.text).0 > 0 {
-                joined.push((i, j, word_id(&one.text), one.text.clone()));
+            }
+            // As written ("time zone": "timezone"), and of the words' stems
+            // ("rolls back": "rollback", "logs in": "login").
+            let written = format!("{}{}", raw(a), raw(b));
+            let stems = format!("{}{}", a.text, b.text);
+            for word in [written, stems] {
+                let analyzed = with_analyzer(|an| analyze(an, &word));
+                let [one] = analyzed.as_slice() else {
+                    continue;
+                };
+                let id = word_id(&one.text);
+                if !joined.iter().any(|&(.., known, _)| known == id)
+                    && self.index.doc_freq(&one.text).0 > 0
+                {
+                    joined.push((i, j, id, one.text.clone()));
+                }
             }
         }
         joined
