@@ -190,6 +190,38 @@ async fn a_note_is_found_by_its_file_name() {
     assert_eq!(hits[0]["title"], "Design doc v2");
 }
 
+/// Two words of the query find the note that writes them as one word:
+/// "time zone" the "timezone", "rolls back" the "rollback", which is marked.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_words_find_the_note_that_writes_them_as_one() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "Servers.md",
+        "# Servers\n\nThe build servers run in the UTC timezone.\n",
+    );
+    brain.write(
+        "Deploys.md",
+        "# Deploys\n\nA rollback takes five minutes.\n",
+    );
+    brain.write("Other.md", "# Other\n\nThe zone of the time we keep.\n");
+    let server = TestServer::start(&brain).await;
+    let hits = server.search("server time zone", &[]).await;
+    assert_eq!(
+        paths(&hits).first().map(String::as_str),
+        Some("Servers.md"),
+        "{hits:?}"
+    );
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("<mark>timezone</mark>")),
+        "{hits:?}"
+    );
+    let hits = server.search("rolls back", &[]).await;
+    assert_eq!(paths(&hits), ["Deploys.md"], "{hits:?}");
+    server.stop().await;
+}
+
 /// A tag matches the tags nested under it, as in Obsidian: `project` finds
 /// `project/alpha`, but not `projects` nor a tag that only ends in it.
 #[tokio::test(flavor = "multi_thread")]

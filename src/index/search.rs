@@ -15,7 +15,9 @@ use tantivy::query::{Bm25StatisticsProvider, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Term, Value};
 use tantivy::{DocAddress, DocId, Searcher, TantivyDocument};
 
-use super::analyzer::{analyze, text_analyzer, with_analyzer, with_marking_analyzer, word_pairs};
+use super::analyzer::{
+    adjacent, analyze, text_analyzer, with_analyzer, with_marking_analyzer, word_pairs,
+};
 use super::{rank, Error, Fields, Index};
 use crate::cache::{CappedMap, Generation, PerGeneration};
 
@@ -45,6 +47,56 @@ static QUERY_STOPWORDS: LazyLock<HashSet<String>> = LazyLock::new(|| {
 /// True when an analyzed term is an English stop word.
 pub fn is_stopword(term: &str) -> bool {
     QUERY_STOPWORDS.contains(term)
+}
+
+/// Two adjacent words of a query or question that the brain also writes as
+/// one word: "time zone" as "timezone", and of their stems, "rolls back" as
+/// "rollback", "logs in" as "login" (one of the two may be a stop word).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JoinedWord {
+    /// The analyzed terms of the two words.
+    pub first: String,
+    pub second: String,
+    /// The analyzed term of the one word.
+    pub word: String,
+}
+
+/// The [`JoinedWord`]s of `text`; `in_brain` tells whether a term is in the
+/// brain's passages.
+pub fn joined_words(text: &str, in_brain: impl Fn(&str) -> bool) -> Vec<JoinedWord> {
+    let text = crate::brain::parse::nfc(text);
+    let text = text.as_ref();
+    let tokens = with_analyzer(|a| analyze(a, text));
+    let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
+    let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
+    let mut joined: Vec<JoinedWord> = Vec::new();
+    for pair in tokens.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if !adjacent(text, a, b)
+            || !word_like(a)
+            || !word_like(b)
+            || a.text == b.text
+            || (is_stopword(&a.text) && is_stopword(&b.text))
+        {
+            continue;
+        }
+        let written = format!("{}{}", raw(a), raw(b));
+        let stems = format!("{}{}", a.text, b.text);
+        for word in [written, stems] {
+            let analyzed = with_analyzer(|an| analyze(an, &word));
+            let [one] = analyzed.as_slice() else {
+                continue;
+            };
+            if !joined.iter().any(|j| j.word == one.text) && in_brain(&one.text) {
+                joined.push(JoinedWord {
+                    first: a.text.clone(),
+                    second: b.text.clone(),
+                    word: one.text.clone(),
+                });
+            }
+        }
+    }
+    joined
 }
 
 /// The word pairs of a query or question ([`word_pairs`]) but those of two
@@ -562,9 +614,15 @@ impl Index {
         filter: &SearchFilter,
         limit: usize,
     ) -> Result<Vec<Hit>, Error> {
-        let terms = self.query_terms(query);
+        let mut terms = self.query_terms(query);
         if terms.is_empty() {
             return Ok(Vec::new());
+        }
+        // "time zone" finds the notes that write "timezone" too.
+        for joined in joined_words(query, |word| self.doc_freq(word).0 > 0) {
+            if !terms.contains(&joined.word) {
+                terms.push(joined.word);
+            }
         }
         let terms = capped_terms(self, &terms);
         let searcher = self.searcher();
@@ -750,6 +808,36 @@ mod tests {
 
     fn terms<'a>(list: &[&'a str]) -> HashSet<&'a str> {
         list.iter().copied().collect()
+    }
+
+    #[test]
+    fn two_words_join_as_written_and_of_their_stems() {
+        let term = |word: &str| with_analyzer(|a| analyze(a, word))[0].text.clone();
+        let brain: HashSet<String> = ["timezone", "rollback", "login"]
+            .into_iter()
+            .map(term)
+            .collect();
+        let words = |text: &str| -> Vec<String> {
+            joined_words(text, |w| brain.contains(w))
+                .into_iter()
+                .map(|j| j.word)
+                .collect()
+        };
+        assert_eq!(words("Which time zone do we use?"), vec![term("timezone")]);
+        assert_eq!(
+            words("What command rolls back payments?"),
+            vec![term("rollback")]
+        );
+        // One of the two may be a stop word, not both.
+        assert_eq!(words("How do I log in to the VPN?"), vec![term("login")]);
+        // Not across a break, not of two words the brain does not join.
+        assert!(words("time, zone").is_empty());
+        assert!(words("roll over").is_empty());
+        let joined = joined_words("rolled back", |w| brain.contains(w));
+        assert_eq!(
+            (joined[0].first.as_str(), joined[0].second.as_str()),
+            ("roll", "back")
+        );
     }
 
     #[test]

@@ -27,8 +27,8 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::brain::parse::{CALLOUT_TITLE_END, STRUCK};
 use crate::cache::CappedMap;
-use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
-use crate::index::search::{is_stopword, query_pairs};
+use crate::index::analyzer::{analyze, pairs_of, with_analyzer};
+use crate::index::search::{is_stopword, joined_words, query_pairs};
 use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
@@ -415,9 +415,10 @@ pub struct QuestionTerms {
     /// The question's word pairs but those of two stop words
     /// ([`pair_id`], sorted).
     pair_ids: Vec<WordId>,
-    /// Two adjacent terms written as one word in the brain ("time zone",
-    /// "timezone"): their positions in `terms` and the word's id and text.
-    joined: Vec<(usize, usize, WordId, String)>,
+    /// Two adjacent words written as one word in the brain ("time zone",
+    /// "timezone"): the positions in `terms` of those of the two that are
+    /// terms, and the word's id and text.
+    joined: Vec<(Vec<usize>, WordId, String)>,
 }
 
 impl QuestionTerms {
@@ -455,50 +456,21 @@ impl<'a> Weights<'a> {
         w
     }
 
-    /// Adjacent informative terms of the question ("time zone") that the
-    /// brain also writes as one word ("timezone"), with the positions of
-    /// the two in `terms`; `text` is the question's informative text.
-    fn joined_terms(
-        &mut self,
-        text: &str,
-        terms: &[String],
-    ) -> Vec<(usize, usize, WordId, String)> {
-        let tokens = with_analyzer(|a| analyze(a, text));
-        let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
-        let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
-        let mut joined: Vec<(usize, usize, WordId, String)> = Vec::new();
-        for pair in tokens.windows(2) {
-            let (a, b) = (&pair[0], &pair[1]);
-            if !adjacent(text, a, b) || !word_like(a) || !word_like(b) {
-                continue;
-            }
-            let (Some(i), Some(j)) = (
-                terms.iter().position(|t| *t == a.text),
-                terms.iter().position(|t| *t == b.text),
-            ) else {
-                continue;
-            };
-            if i == j {
-                continue;
-            }
-            // As written ("time zone": "timezone"), and of the words' stems
-            // ("rolls back": "rollback", "logs in": "login").
-            let written = format!("{}{}", raw(a), raw(b));
-            let stems = format!("{}{}", a.text, b.text);
-            for word in [written, stems] {
-                let analyzed = with_analyzer(|an| analyze(an, &word));
-                let [one] = analyzed.as_slice() else {
-                    continue;
-                };
-                let id = word_id(&one.text);
-                if !joined.iter().any(|&(.., known, _)| known == id)
-                    && self.index.doc_freq(&one.text).0 > 0
-                {
-                    joined.push((i, j, id, one.text.clone()));
-                }
-            }
-        }
-        joined
+    /// Adjacent words of the question ("time zone", "rolls back") that the
+    /// brain also writes as one word ("timezone", "rollback"), with the
+    /// positions in `terms` of those of the two that are informative;
+    /// `text` is the question's informative text.
+    fn joined_terms(&mut self, text: &str, terms: &[String]) -> Vec<(Vec<usize>, WordId, String)> {
+        joined_words(text, |word| self.index.doc_freq(word).0 > 0)
+            .into_iter()
+            .filter_map(|joined| {
+                let covered: Vec<usize> = [&joined.first, &joined.second]
+                    .into_iter()
+                    .filter_map(|part| terms.iter().position(|t| t == part))
+                    .collect();
+                (!covered.is_empty()).then(|| (covered, word_id(&joined.word), joined.word))
+            })
+            .collect()
     }
 
     /// The question's informative terms with their weights. A question of
@@ -1010,10 +982,11 @@ fn score_sentences(
         .collect();
     // A sentence that writes two of the terms as one word has both.
     for (i, words) in tokens.words.iter().enumerate() {
-        for &(a, b, id, _) in &question.joined {
-            if words.binary_search(&id).is_ok() {
-                has[i * n + a] = true;
-                has[i * n + b] = true;
+        for (covered, id, _) in &question.joined {
+            if words.binary_search(id).is_ok() {
+                for &term in covered {
+                    has[i * n + term] = true;
+                }
             }
         }
     }
