@@ -150,14 +150,16 @@ impl<'de> serde::de::Visitor<'de> for Look {
         Ok(Readable)
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Readable, A::Error> {
-        let mut keys = Vec::new();
+        // A set, not a list: an object of many keys costs no more than
+        // reading it.
+        let mut keys = std::collections::HashSet::new();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             if keys.contains(&key) {
                 return Err(serde::de::Error::custom(format_args!(
                     "{DUPLICATE} `{key}`"
                 )));
             }
-            keys.push(key);
+            keys.insert(key);
             map.next_value::<Readable>()?;
         }
         Ok(Readable)
