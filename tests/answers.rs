@@ -732,6 +732,41 @@ async fn the_request_kept_with_answers_answers_nothing() {
     assert_eq!(answered, ["Which day works for the migration?"], "{body}");
 }
 
+/// What the user said of one person is no answer about another: Tom's
+/// phone number never comes back for Maria's, while it still does for his.
+#[tokio::test]
+async fn an_answer_about_one_person_is_no_answer_about_another() {
+    let brain = TestBrain::empty();
+    brain.write(
+        "People/Maria Lopez.md",
+        "# Maria Lopez\n\nRole: SRE lead. Owns the Kafka clusters.\n",
+    );
+    let server = TestServer::start_with(&brain, on_day(22)).await;
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Contacts for the on-call handover",
+                "qa": [qa("What's Tom Becker's phone number?", "Tom's phone is +49 151 2345 6789, only for pages.")]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .post_json(
+            "/v1/research",
+            &json!({"questions": ["What's Maria Lopez's phone number?", "What is Tom Becker's phone number?"]}),
+        )
+        .await;
+    server.stop().await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answered: Vec<&str> = body["answered"]
+        .as_array()
+        .expect("answered")
+        .iter()
+        .map(|a| a["question"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(answered, ["What is Tom Becker's phone number?"], "{body}");
+}
+
 #[tokio::test]
 async fn temporary_files_are_never_indexed_and_the_note_is_indexed_once() {
     let brain = TestBrain::sample();

@@ -793,8 +793,9 @@ pub fn score_candidates(
         .iter()
         .map(|s| s.score)
         .fold(0.0f32, f32::max);
-    // A passage that nowhere says a thing the question names as code is
-    // about something else: a thing some passage says (an English
+    // A passage that nowhere says a thing the question names as code, or
+    // a name it writes in capitals ("Maria Lopez"), is about something or
+    // someone else: a thing some passage says (an English
     // compound such as "per-key" may be said by none, with words between:
     // "per API key"). A table row is about what it says (and its header),
     // not what the table's other rows do.
@@ -805,7 +806,8 @@ pub fn score_candidates(
             section.path, section.title, section.heading
         ))
     };
-    let asked_names = super::question::code_names(&question.question);
+    let mut asked_names = super::question::code_names(&question.question);
+    asked_names.extend(super::question::proper_names(&question.question));
     let passages_said: Vec<String> = if asked_names.is_empty() {
         Vec::new()
     } else {

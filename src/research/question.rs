@@ -684,6 +684,35 @@ pub fn code_names(question: &str) -> Vec<String> {
     names
 }
 
+/// The names of people or things the question writes in two or more
+/// capitalized words ("Maria Lopez", "Tom Becker's"), lower-cased as
+/// [`alphanumeric_lower`] writes them: as with [`code_names`], evidence
+/// that nowhere says one of them is about someone else ("Tom's phone is …"
+/// is no answer to "What's Maria Lopez's phone number?"). Not the question's
+/// own first word ("Does Maria …").
+pub fn proper_names(question: &str) -> Vec<String> {
+    static RUN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?-u:\b)[A-Z][a-z]+(?:-[a-z]+)?(?:\s+[A-Z][a-z]+(?:-[a-z]+)?)+")
+            .expect("static regex")
+    });
+    let start = question.len() - question.trim_start().len();
+    let mut names: Vec<String> = RUN
+        .find_iter(question)
+        .filter_map(|m| {
+            let words: Vec<&str> = m.as_str().split_whitespace().collect();
+            let words = if m.start() == start {
+                &words[1..]
+            } else {
+                &words[..]
+            };
+            (words.len() >= 2).then(|| alphanumeric_lower(&words.join(" ")))
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// Text with only its letters and digits, lower-cased: a name written
 /// with any separators (`ledger-sync`, `ledger_sync`, `LedgerSync`) the
 /// same.
@@ -1010,6 +1039,20 @@ mod tests {
             code_names("Is arePropsEqual called on 2026-10-12?"),
             ["arepropsequal"]
         );
+    }
+
+    #[test]
+    fn proper_names_are_runs_of_capitalized_words() {
+        assert_eq!(
+            proper_names("What's Maria Lopez's phone number?"),
+            ["marialopez"]
+        );
+        assert_eq!(proper_names("Who is Jun-ho Park's manager?"), ["junhopark"]);
+        // The question's first word is no part of a name; one word is none.
+        assert!(proper_names("Which Slack channel do I announce deploys in?").is_empty());
+        assert!(proper_names("Does Maria know?").is_empty());
+        assert_eq!(proper_names("Does Maria Lopez know?"), ["marialopez"]);
+        assert!(proper_names("Who is the SRE lead?").is_empty());
     }
 
     /// The label of a "Label: value" line names no one: "Who is Maria
