@@ -92,18 +92,6 @@ pub(super) fn misread(message: &Map<String, Value>, whole: &Value) -> Option<Str
     })
 }
 
-/// The `-32602` answer to a request of a method noggin serves whose
-/// parameters do not fit it, if `body` is one.
-pub fn misfit_params(body: &[u8]) -> Option<String> {
-    if is_fitting_tool_call(body) {
-        return None;
-    }
-    let whole: Value = serde_json::from_slice(body).ok()?;
-    let message = whole.as_object()?;
-    message.get("id")?;
-    misfit(message, &ClientJsonRpcMessage::deserialize(&whole))
-}
-
 /// How [`Readable`] calls a key said twice.
 const DUPLICATE: &str = "duplicate field";
 
@@ -208,28 +196,39 @@ pub(super) fn is_fitting_tool_call(message: &[u8]) -> bool {
         && head.params.is_some()
 }
 
-/// A `tools/call` over HTTP whose arguments say a key twice.
-pub struct TwiceSaid {
-    /// The tool error it is answered with ([`twice_said`]).
+/// What `/mcp` answers itself, for a body rmcp would misread.
+pub struct Refusal {
+    /// The JSON-RPC answer.
     pub answer: String,
-    /// What the transport gets in its place, to judge the request's headers
-    /// as it judges every request's: a ping of the same id, which runs no
-    /// tool and changes nothing.
-    pub stand_in: Vec<u8>,
+    /// What the transport gets in the body's place, to judge the request's
+    /// headers as it judges every request's, when the body itself must not
+    /// reach it: for a call whose arguments say a key twice, a ping of the
+    /// same id, which runs no tool and changes nothing.
+    pub stand_in: Option<Vec<u8>>,
 }
 
-/// The [`TwiceSaid`] of `body`, if it is such a call.
-pub fn twice_said_call(body: &[u8]) -> Option<TwiceSaid> {
+/// The [`Refusal`] of `body`, if rmcp would misread it: a call whose
+/// arguments say a key twice ([`twice_said`]), or a request of a method
+/// noggin serves whose parameters do not fit it (`-32602`). One look at a
+/// fitting call, however long its arguments, tells it is neither.
+pub fn refusal(body: &[u8]) -> Option<Refusal> {
     if is_fitting_tool_call(body) {
         return None;
     }
     let whole: Value = serde_json::from_slice(body).ok()?;
     let message = whole.as_object()?;
-    let answer = twice_said(message, body)?;
-    let ping = json!({"jsonrpc": "2.0", "id": id_of(message), "method": "ping"});
-    Some(TwiceSaid {
+    if let Some(answer) = twice_said(message, body) {
+        let ping = json!({"jsonrpc": "2.0", "id": id_of(message), "method": "ping"});
+        return Some(Refusal {
+            answer,
+            stand_in: Some(ping.to_string().into_bytes()),
+        });
+    }
+    message.get("id")?;
+    let answer = misfit(message, &ClientJsonRpcMessage::deserialize(&whole))?;
+    Some(Refusal {
         answer,
-        stand_in: ping.to_string().into_bytes(),
+        stand_in: None,
     })
 }
 

@@ -12,7 +12,7 @@ mod jsonrpc;
 mod output;
 mod stdio;
 
-pub use jsonrpc::{misfit_params, twice_said_call, TwiceSaid};
+pub use jsonrpc::{refusal, Refusal};
 pub use stdio::{refuse as refuse_stdio, serve as serve_stdio};
 
 use std::sync::Arc;

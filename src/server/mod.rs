@@ -231,16 +231,20 @@ async fn mcp_params_checked(request: Request, next: Next) -> Response {
             .into_response()
         }
     };
-    let (misfit, body) = match crate::mcp::twice_said_call(&body) {
-        Some(twice) => (Some(twice.answer), twice.stand_in.into()),
-        None => (crate::mcp::misfit_params(&body), body),
+    let (refused, body) = match crate::mcp::refusal(&body) {
+        Some(crate::mcp::Refusal {
+            answer,
+            stand_in: Some(stand_in),
+        }) => (Some(answer), stand_in.into()),
+        Some(crate::mcp::Refusal { answer, .. }) => (Some(answer), body),
+        None => (None, body),
     };
     let response = next
         .run(Request::from_parts(parts, axum::body::Body::from(body)))
         .await;
     let read = response.status() == StatusCode::OK
         || (json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    match misfit {
+    match refused {
         Some(answer) if read => {
             ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
         }
