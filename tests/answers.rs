@@ -13,7 +13,9 @@ use noggin::knowledge::Settings;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_error_shape, ServerOptions, TestBrain, TestServer};
+use crate::helpers::{
+    answered_questions, assert_error_shape, ServerOptions, TestBrain, TestServer,
+};
 #[cfg(target_os = "linux")]
 use crate::helpers::{wait_until, CHANGE_DEADLINE};
 
@@ -723,12 +725,7 @@ async fn the_request_kept_with_answers_answers_nothing() {
         .await;
     server.stop().await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let answered: Vec<&str> = body["answered"]
-        .as_array()
-        .expect("answered")
-        .iter()
-        .map(|a| a["question"].as_str().unwrap_or_default())
-        .collect();
+    let answered = answered_questions(&body);
     assert_eq!(answered, ["Which day works for the migration?"], "{body}");
 }
 
@@ -758,12 +755,7 @@ async fn an_answer_about_one_person_is_no_answer_about_another() {
         .await;
     server.stop().await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let answered: Vec<&str> = body["answered"]
-        .as_array()
-        .expect("answered")
-        .iter()
-        .map(|a| a["question"].as_str().unwrap_or_default())
-        .collect();
+    let answered = answered_questions(&body);
     assert_eq!(answered, ["What is Tom Becker's phone number?"], "{body}");
 }
 

@@ -433,6 +433,16 @@ pub fn paths(hits: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// The questions a research response answered, in its order.
+pub fn answered_questions(body: &Value) -> Vec<&str> {
+    body["answered"]
+        .as_array()
+        .expect("answered")
+        .iter()
+        .map(|a| a["question"].as_str().unwrap_or_default())
+        .collect()
+}
+
 /// Asserts that `body` is the API's error shape with a code and a message.
 pub fn assert_error_shape(body: &Value, context: &str) {
     let code = body["error"]["code"].as_str().unwrap_or_default();
