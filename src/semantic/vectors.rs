@@ -670,25 +670,12 @@ mod tests {
     /// every passage it is: embedded and pending add up to the passages.
     #[test]
     fn a_text_in_two_notes_is_embedded_once_and_counted_twice() {
-        let brain = tempfile::tempdir().unwrap();
         let same = "# Same\n\nThe same words in two folders.\n";
-        for (path, text) in [
+        let (_brain, index) = crate::index::indexed_brain(&[
             ("A/Same.md", same),
             ("B/Same.md", same),
             ("Other.md", "# Other\n\nSomething else.\n"),
-        ] {
-            let file = brain.path().join(path);
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(file, text).unwrap();
-        }
-        let index = Index::open(crate::index::IndexOptions {
-            brain: brain.path().to_path_buf(),
-            data_dir: None,
-            max_note_bytes: 1 << 20,
-            read_only: false,
-        })
-        .unwrap();
-        index.reconcile_blocking(None).unwrap();
+        ]);
         let searcher = index.searcher();
         let store = VectorStore::default();
         store.hash_segments(&index, &searcher);
