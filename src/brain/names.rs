@@ -6,7 +6,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::scan::scan_brain;
+use super::parse::file_stem;
+use super::scan::{scan_brain, without_extension};
 
 /// The brain's notes by path and by file name, as a wikilink finds them.
 #[derive(Default)]
@@ -16,13 +17,6 @@ pub struct NoteNames {
     by_path: HashMap<String, String>,
     /// Lower-cased file name without extension → paths.
     by_name: HashMap<String, Vec<String>>,
-}
-
-/// A path without its note extension.
-pub fn without_extension(path: &str) -> &str {
-    path.strip_suffix(".md")
-        .or_else(|| path.strip_suffix(".markdown"))
-        .unwrap_or(path)
 }
 
 /// The note a name points at, as written in a link or typed by hand: the
@@ -52,10 +46,11 @@ impl NoteNames {
         };
         for file in files {
             let path = file.rel_path;
-            let bare = without_extension(&path).to_lowercase();
-            let name = bare.rsplit('/').next().unwrap_or(&bare).to_string();
+            let name = file_stem(&path).to_lowercase();
             names.by_name.entry(name).or_default().push(path.clone());
-            names.by_path.insert(bare, path.clone());
+            names
+                .by_path
+                .insert(without_extension(&path).to_lowercase(), path.clone());
             names.paths.insert(path);
         }
         names

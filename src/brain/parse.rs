@@ -408,10 +408,7 @@ pub fn parse_note(path: &str, src: &str) -> Note {
 
 /// A note's file name without its folder and its extension.
 pub fn file_stem(path: &str) -> &str {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.strip_suffix(".markdown")
-        .or_else(|| name.strip_suffix(".md"))
-        .unwrap_or(name)
+    super::scan::without_extension(path.rsplit('/').next().unwrap_or(path))
 }
 
 /// Reads a `YYYY-MM-DD` date at the start of `text`.

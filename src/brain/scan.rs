@@ -84,6 +84,15 @@ pub fn is_hidden_path(rel_path: &str) -> bool {
 /// The extensions of a note's file name.
 const NOTE_EXTENSIONS: [&str; 2] = ["md", "markdown"];
 
+/// A note's path without its extension (`Runbooks/Deploy.md`:
+/// `Runbooks/Deploy`); another path as it is.
+pub fn without_extension(path: &str) -> &str {
+    NOTE_EXTENSIONS
+        .iter()
+        .find_map(|ext| path.strip_suffix(ext)?.strip_suffix('.'))
+        .unwrap_or(path)
+}
+
 /// True when `rel_path` (relative, `/`-separated) names a note noggin indexes.
 pub fn is_note_path(rel_path: &str) -> bool {
     let has_note_ext = rel_path
