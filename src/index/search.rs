@@ -65,11 +65,68 @@ pub struct JoinedWord {
 /// brain's passages.
 pub fn joined_words(text: &str, in_brain: impl Fn(&str) -> bool) -> Vec<JoinedWord> {
     let text = crate::brain::parse::nfc(text);
-    let text = text.as_ref();
+    let mut joined: Vec<JoinedWord> = Vec::new();
+    for pair in joinable_pairs(&text) {
+        for (_, word) in pair.words {
+            if !joined.iter().any(|j| j.word == word) && in_brain(&word) {
+                joined.push(JoinedWord {
+                    first: pair.first.clone(),
+                    second: pair.second.clone(),
+                    word,
+                });
+            }
+        }
+    }
+    joined
+}
+
+/// `text` (composed) with each two adjacent words that `other` writes as
+/// one word written as that word: "What time zone is Maria in?" as "What
+/// timezone is Maria in?" beside "Maria's timezone?", so that two
+/// questions that differ only in it read the same.
+pub fn written_as_one(text: &str, other: &str) -> String {
+    let text = crate::brain::parse::nfc(text);
+    let other = crate::brain::parse::nfc(other);
+    let other: HashSet<String> = with_analyzer(|a| analyze(a, &other))
+        .into_iter()
+        .map(|t| t.text)
+        .collect();
+    let mut written = String::with_capacity(text.len());
+    let mut copied = 0;
+    for pair in joinable_pairs(&text) {
+        if pair.span.start < copied {
+            continue;
+        }
+        if let Some((one, _)) = pair.words.iter().find(|(_, word)| other.contains(word)) {
+            written.push_str(&text[copied..pair.span.start]);
+            written.push_str(one);
+            copied = pair.span.end;
+        }
+    }
+    written.push_str(&text[copied..]);
+    written
+}
+
+/// Two adjacent words that may be written as one ([`JoinedWord`]).
+struct JoinablePair {
+    /// Where the two stand in the text, from the first's start to the
+    /// second's end.
+    span: std::ops::Range<usize>,
+    /// Their analyzed terms.
+    first: String,
+    second: String,
+    /// The one word as the two are written, then of their stems, each
+    /// with its analyzed term (that one analyzes to a single term).
+    words: Vec<(String, String)>,
+}
+
+/// The pairs of adjacent words of `text` (composed) that are words of
+/// Latin letters, not the same word twice and not two stop words.
+fn joinable_pairs(text: &str) -> Vec<JoinablePair> {
     let tokens = with_analyzer(|a| analyze(a, text));
     let raw = |t: &tantivy::tokenizer::Token| &text[t.offset_from..t.offset_to];
     let word_like = |t: &tantivy::tokenizer::Token| raw(t).len() > 1 && raw(t).is_ascii();
-    let mut joined: Vec<JoinedWord> = Vec::new();
+    let mut pairs = Vec::new();
     for pair in tokens.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if !adjacent(text, a, b)
@@ -82,21 +139,24 @@ pub fn joined_words(text: &str, in_brain: impl Fn(&str) -> bool) -> Vec<JoinedWo
         }
         let written = format!("{}{}", raw(a), raw(b));
         let stems = format!("{}{}", a.text, b.text);
-        for word in [written, stems] {
-            let analyzed = with_analyzer(|an| analyze(an, &word));
-            let [one] = analyzed.as_slice() else {
-                continue;
-            };
-            if !joined.iter().any(|j| j.word == one.text) && in_brain(&one.text) {
-                joined.push(JoinedWord {
-                    first: a.text.clone(),
-                    second: b.text.clone(),
-                    word: one.text.clone(),
-                });
-            }
-        }
+        let words = [written, stems]
+            .into_iter()
+            .filter_map(|word| {
+                let analyzed = with_analyzer(|an| analyze(an, &word));
+                let [one] = analyzed.as_slice() else {
+                    return None;
+                };
+                Some((word.clone(), one.text.clone()))
+            })
+            .collect();
+        pairs.push(JoinablePair {
+            span: a.offset_from..b.offset_to,
+            first: a.text.clone(),
+            second: b.text.clone(),
+            words,
+        });
     }
-    joined
+    pairs
 }
 
 /// The word pairs of a query or question ([`word_pairs`]) but those of two
@@ -838,6 +898,26 @@ mod tests {
             (joined[0].first.as_str(), joined[0].second.as_str()),
             ("roll", "back")
         );
+    }
+
+    #[test]
+    fn two_words_are_written_as_one_where_the_other_text_does() {
+        assert_eq!(
+            written_as_one("What time zone is Maria in?", "Maria's timezone?"),
+            "What timezone is Maria in?"
+        );
+        // Of their stems, and as often as the other text says it.
+        assert_eq!(
+            written_as_one("Who logs in and rolls back?", "login, rollback"),
+            "Who login and rollback?"
+        );
+        // Not where the other text writes two words, or none.
+        for other in ["time zone", "the zone of time", ""] {
+            assert_eq!(
+                written_as_one("What time zone is Maria in?", other),
+                "What time zone is Maria in?"
+            );
+        }
     }
 
     #[test]

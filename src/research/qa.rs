@@ -20,6 +20,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::brain::parse::{date_prefix, strip_comments, HEADING_SEPARATOR};
+use crate::index::search::written_as_one;
 use crate::index::{Corpus, SearchFilter, SectionHit};
 use crate::knowledge::note::{read_entries, KNOWLEDGE_TAG};
 
@@ -95,14 +96,28 @@ pub fn find_stored_answer(
             continue;
         };
         let stored = stored.to_string();
+        // Two words that one of the two questions writes as one word ("time
+        // zone", "timezone") are read as that word in both.
+        let asked_one = written_as_one(&asked.question, &stored);
+        let stored_one = written_as_one(&stored, &asked.question);
+        let rewritten = (asked_one != asked.question).then(|| {
+            (
+                weights.question_terms(&asked_one),
+                AskedFor::of(index, &asked_one),
+            )
+        });
+        let (asked_here, asked_for_here) = match &rewritten {
+            Some((terms, asked_for)) => (terms, asked_for),
+            None => (asked, &asked_for),
+        };
         // A note marked as no longer holding holds no answer either.
         if section.stale
             || section.text.trim().is_empty()
-            || asked_for.differs(&AskedFor::of(index, &stored))
+            || asked_for_here.differs(&AskedFor::of(index, &stored_one))
         {
             continue;
         }
-        let (similarity, swapped) = similarity(index, weights, &asked.terms, &stored);
+        let (similarity, swapped) = similarity(index, weights, &asked_here.terms, &stored_one);
         tracing::debug!(asked = %asked.question, %stored, similarity, swapped, "stored question");
         if !swapped && similarity >= MATCH_SIMILARITY {
             matches.push((section, stored, similarity));
@@ -412,6 +427,51 @@ mod tests {
         ] {
             assert_eq!(matched(question), None, "{question}");
         }
+    }
+
+    #[test]
+    fn two_words_the_stored_question_writes_as_one_find_it() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "Alignment Knowledge/2026-11-20 Team.md",
+                "# Team\n\n### Q. What timezone is Maria Chen in?\nAmerica/Los_Angeles.\n\n\
+                 ### Q. How do I log in to the build server?\nWith the team's SSO.\n",
+            ),
+            (
+                "People/Maria Chen.md",
+                "# Maria Chen\n\nProduct manager of the billing portal; timezone not written here.\n",
+            ),
+        ]);
+        let mut weights = Weights::new(&index);
+        for (question, stored) in [
+            (
+                "What time zone is Maria Chen in?",
+                "What timezone is Maria Chen in?",
+            ),
+            (
+                "What's Maria Chen's time zone?",
+                "What timezone is Maria Chen in?",
+            ),
+            (
+                "Which time zone is Maria Chen based in?",
+                "What timezone is Maria Chen in?",
+            ),
+            (
+                "How do I login to the build server?",
+                "How do I log in to the build server?",
+            ),
+        ] {
+            let asked = weights.question_terms(question);
+            let found = find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked);
+            assert_eq!(
+                found.map(|s| s.question).as_deref(),
+                Some(stored),
+                "{question}"
+            );
+        }
+        // The two words of another question stay two words.
+        let asked = weights.question_terms("What time does Maria Chen start?");
+        assert!(find_stored_answer(&index, &mut weights, KNOWLEDGE, &asked).is_none());
     }
 
     #[test]
