@@ -33,7 +33,7 @@ use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
 use super::model;
-use super::question::{informative_text, type_noun, AnswerKind, Asked, Offers};
+use super::question::{gives_a_value, informative_text, type_noun, AnswerKind, Asked, Offers};
 use super::sentences::sentence_spans;
 use super::DeciderKind;
 
@@ -110,6 +110,8 @@ pub struct SectionTokens {
     leans: Vec<bool>,
     /// Whether each sentence introduces a list ("There are three ways:").
     opens_list: Vec<bool>,
+    /// Whether each sentence is a "Label: value" field ([`gives_a_value`]).
+    gives_value: Vec<bool>,
     /// Whether each line is a table row.
     table_row: Vec<bool>,
     /// Whether each line reads as a title (a callout's title): context for
@@ -222,6 +224,7 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         opens_list: sentences()
             .map(|s| s.trim_end().ends_with([':', '：']))
             .collect(),
+        gives_value: sentences().map(gives_a_value).collect(),
         ends_sentence: sentences().map(ends_like_sentence).collect(),
         table_row,
         title_like,
@@ -1059,10 +1062,14 @@ fn score_sentences(
             kind_nearby |= term.is_some();
         }
         if !kind_nearby {
-            if last + 1 < spans.len() && offered[last + 1] && usable(last + 1) {
+            // A field ("Product manager: Maria Chen") says its value
+            // itself: the field beside it ("Owner: Alex Rivera") is
+            // another one, no part of its answer.
+            let beside = |j: usize| !tokens.gives_value[i] && offered[j] && usable(j);
+            if last + 1 < spans.len() && beside(last + 1) {
                 last += 1;
                 kind_nearby = true;
-            } else if i > 0 && offered[i - 1] && usable(i - 1) {
+            } else if i > 0 && beside(i - 1) {
                 first = first.min(i - 1);
                 kind_nearby = true;
             } else if asked.kind == AnswerKind::Choice || asked.shape.is_some() {
@@ -1381,6 +1388,47 @@ mod tests {
             "{found:?}"
         );
         assert!(found.iter().all(|c| !c.contains("Ops-Keys")), "{found:?}");
+    }
+
+    /// "Product manager: Maria Chen." names no one but the person asked
+    /// about: the fields beside it ("Owner: …", "Repo: …") are other
+    /// fields, no part of its answer, while a sentence may still go on in
+    /// the next line.
+    #[test]
+    fn a_field_is_answered_by_itself_and_not_by_the_fields_beside_it() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "Projects/Portal.md",
+                "# Portal\n\nOwner: Alex Rivera.\nProduct manager: Maria Chen.\nRepo: fernway/portal.\n",
+            ),
+            (
+                "Teams.md",
+                "# Teams\n\nThe manager Maria Chen reports to is the one below.\nPriya Nair, head of product.\n",
+            ),
+        ]);
+        let question = Weights::new(&index).question_terms("Who is Maria Chen's manager?");
+        let found = score_candidates(&index, &question, &[], false);
+        let candidate = |line: &str| {
+            found
+                .candidates
+                .iter()
+                .find(|c| {
+                    let (s, e) = c.sentence.span;
+                    found.sections[c.section].text[s..e].contains(line)
+                })
+                .unwrap_or_else(|| panic!("no candidate says {line:?}"))
+        };
+        let field = candidate("Product manager");
+        let (s, e) = field.sentence.answer_span;
+        assert_eq!(
+            found.sections[field.section].text[s..e].trim(),
+            "Product manager: Maria Chen."
+        );
+        assert_eq!(field.features[5], 0.0, "no one else is named");
+        let sentence = candidate("reports to");
+        let (s, e) = sentence.sentence.answer_span;
+        assert!(found.sections[sentence.section].text[s..e].contains("Priya Nair"));
+        assert_eq!(sentence.features[5], 1.0);
     }
 
     #[test]

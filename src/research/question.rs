@@ -772,6 +772,21 @@ static LABEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:[-*+]\s+)?[\p{L}\p{N}][\p{L}\p{N} ]{0,38}:\s").expect("static regex")
 });
 
+/// Whether a sentence is a "Label: value" field with its value ("Repo:
+/// fernway/billing-portal", "Product manager: Maria Chen"): whole by
+/// itself, which the sentences around it do not continue. A label is a
+/// name of a few words; a longer one is a sentence that goes on after a
+/// colon ("The Council does this: …").
+pub fn gives_a_value(sentence: &str) -> bool {
+    LABEL.find(sentence).is_some_and(|m| {
+        m.as_str().split_whitespace().count() <= FIELD_LABEL_WORDS
+            && sentence[m.end()..].contains(char::is_alphanumeric)
+    })
+}
+
+/// Most words a field's label has ([`gives_a_value`]).
+const FIELD_LABEL_WORDS: usize = 3;
+
 /// Where the label of a "Label: value" line ends (0 when it has none that
 /// is no name): its capitalized words say what the value is, and name no
 /// one ("Product manager: Maria Chen" names only Maria Chen).
