@@ -27,7 +27,7 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::brain::parse::{CALLOUT_TITLE_END, STRUCK};
 use crate::cache::CappedMap;
-use crate::index::analyzer::{analyze, pairs_of, with_analyzer};
+use crate::index::analyzer::{adjacent, analyze, pairs_of, with_analyzer};
 use crate::index::search::{is_stopword, joined_words, query_pairs};
 use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
@@ -821,6 +821,10 @@ pub fn score_candidates(
         .filter(|n| passages_said.iter().any(|said| said.contains(n.as_str())))
         .collect();
     let says_all = |said: &str| named.iter().all(|n| said.contains(n.as_str()));
+    let asked_triples: Vec<[String; 3]> = word_triples(&question.question)
+        .into_iter()
+        .filter_map(|(triple, named)| named.then_some(triple))
+        .collect();
     let mut candidates: Vec<Candidate> = Vec::new();
     for (at, section) in sections.iter().enumerate() {
         if !named.is_empty() && !says_all(&passages_said[at]) {
@@ -872,6 +876,10 @@ pub fn score_candidates(
                 {
                     sentence.term = Some(Term::Title);
                 }
+            }
+            let (s, e) = sentence.answer_span;
+            if names_another(&asked_triples, &section.text[s..e]) {
+                continue;
             }
             candidates.push(Candidate {
                 section: at,
@@ -1149,6 +1157,89 @@ fn score_sentences(
     scored
 }
 
+/// Each three adjacent words of `text` of which none is a stop word, as
+/// analyzed ("stripe", "product", "key"), and whether they are written
+/// as a name and two words of lower case ("Stripe production keys").
+fn word_triples(text: &str) -> Vec<([String; 3], bool)> {
+    let tokens = with_analyzer(|a| analyze(a, text));
+    let starts_upper = |t: &tantivy::tokenizer::Token| {
+        text[t.offset_from..t.offset_to]
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase)
+    };
+    tokens
+        .windows(3)
+        .filter(|w| {
+            adjacent(text, &w[0], &w[1])
+                && adjacent(text, &w[1], &w[2])
+                // Nor the "s" of "DOT's".
+                && w.iter().all(|t| !is_stopword(&t.text) && t.text.len() > 1)
+        })
+        .map(|w| {
+            let named = starts_upper(&w[0]) && !starts_upper(&w[1]) && !starts_upper(&w[2]);
+            (
+                [w[0].text.clone(), w[1].text.clone(), w[2].text.clone()],
+                named,
+            )
+        })
+        .collect()
+}
+
+/// True when `answer` speaks of another kind of a thing the question
+/// names in three words, a name and two words of lower case: "Stripe test
+/// keys" for "Where are the Stripe production keys?", where it says the
+/// first and the last word around another one (not the middle one
+/// misspelt), and the middle one nowhere. `asked` are those three words
+/// of the question ([`word_triples`] written as a name).
+fn names_another(asked: &[[String; 3]], answer: &str) -> bool {
+    if asked.is_empty() {
+        return false;
+    }
+    let said: Vec<[String; 3]> = word_triples(answer).into_iter().map(|(t, _)| t).collect();
+    if said.is_empty() {
+        return false;
+    }
+    let words: HashSet<String> = with_analyzer(|a| analyze(a, answer))
+        .into_iter()
+        .map(|t| t.text)
+        .collect();
+    asked.iter().any(|[first, middle, last]| {
+        !words.contains(middle)
+            && said
+                .iter()
+                .any(|[f, m, l]| f == first && l == last && !one_word_two_ways(m, middle))
+    })
+}
+
+/// Whether two analyzed words may be one word written two ways: the same
+/// but for one letter changed, added or left out, as a typo makes them
+/// ("serf breaks" for "surf breaks", "low" for "law"), or one the other's
+/// start, as stems of two spellings are ("harmon", "harmonis").
+fn one_word_two_ways(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.len() < 3 {
+        return false;
+    }
+    if short.len() >= 4 && long.starts_with(&short) {
+        return true;
+    }
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let head = short.iter().zip(&long).take_while(|(x, y)| x == y).count();
+    let rest = if short.len() == long.len() {
+        head + 1
+    } else {
+        head
+    };
+    short[rest.min(short.len())..] == long[head + 1..]
+}
+
 /// True when `answer` names someone the question does not: a capitalized
 /// word past the start of a sentence ("… is owned by Jonas"), not an
 /// acronym ("100 USD", "the API"). Korean, Japanese and Chinese names carry
@@ -1388,6 +1479,62 @@ mod tests {
             "{found:?}"
         );
         assert!(found.iter().all(|c| !c.contains("Ops-Keys")), "{found:?}");
+    }
+
+    /// "Stripe test keys" are no answer to where the Stripe production
+    /// keys are: the evidence says the question's first and last word
+    /// around another one, and its middle one nowhere.
+    #[test]
+    fn evidence_about_another_kind_of_the_asked_thing_is_no_candidate() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "keys.md",
+            "# Where the keys are\n\n| What | Where |\n|---|---|\n\
+             | Stripe test keys | 1Password, item Stripe test |\n\
+             | Stripe webhook secret | vault Payments |\n",
+        )]);
+        let answers = |asked: &str| {
+            let question = Weights::new(&index).question_terms(asked);
+            let found = score_candidates(&index, &question, &[], false);
+            found
+                .candidates
+                .iter()
+                .map(|c| {
+                    let (s, e) = c.sentence.answer_span;
+                    found.sections[c.section].text[s..e].to_string()
+                })
+                .collect::<Vec<_>>()
+        };
+        let found = answers("Where are the Stripe production keys?");
+        assert!(found.iter().all(|c| !c.contains("test keys")), "{found:?}");
+        for asked in [
+            "Where are the Stripe test keys?",
+            // Two words of three are no thing the test keys are another of.
+            "Where are the Stripe keys?",
+        ] {
+            let found = answers(asked);
+            assert!(
+                found.iter().any(|c| c.contains("test keys")),
+                "{asked}: {found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_typo_is_one_word_two_ways_and_another_word_is_not() {
+        for (a, b) in [
+            ("surf", "serf"),
+            ("low", "law"),
+            ("product", "products"),
+            ("harmon", "harmonis"),
+        ] {
+            assert!(
+                one_word_two_ways(a, b) && one_word_two_ways(b, a),
+                "{a} {b}"
+            );
+        }
+        for (a, b) in [("test", "product"), ("prod", "staging"), ("qa", "dev")] {
+            assert!(!one_word_two_ways(a, b), "{a} {b}");
+        }
     }
 
     /// "Product manager: Maria Chen." names no one but the person asked
