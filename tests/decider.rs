@@ -166,6 +166,17 @@ async fn a_note_about_someone_names_them_in_the_answer() {
         "# Helen Ortiz\n\nApproves refunds over 100 USD and the hiring plan.\n",
     );
     brain.write("会议记录.md", "# 会议记录\n\n发布负责人是李娜。\n");
+    // A field of a note about someone names them too; an address in lower
+    // case does not make the title no name.
+    brain.write(
+        "People/Maria Lopez.md",
+        "# Maria Lopez\n\nRole: SRE lead\n- email: maria.lopez@fernway.io\n",
+    );
+    // A title whose words the note writes in lower case names no one.
+    brain.write(
+        "Projects/Billing Portal.md",
+        "# Billing Portal\n\n- Product manager: [[Maria Chen]].\n- Repo: `fernway/billing-portal`.\n",
+    );
     let server = TestServer::start(&brain).await;
     let failures = check(
         &server,
@@ -192,6 +203,11 @@ async fn a_note_about_someone_names_them_in_the_answer() {
                 "发布负责人是谁?",
                 Answer("会议记录.md", "发布负责人是李娜。"),
             ),
+            (
+                "Who is the SRE lead?",
+                Answer("People/Maria Lopez.md", "Maria Lopez: Role: SRE lead"),
+            ),
+            ("Who is Maria Chen's manager?", Open),
             (
                 "Who reviews the nightly settlement run?",
                 Answer(

@@ -872,9 +872,15 @@ pub fn score_candidates(
                 let (s, e) = sentence.answer_span;
                 let answer = &section.text[s..e];
                 if !names_someone(answer, &question.asked)
-                    && title_names_someone(&section.title, answer, &question.asked)
+                    && title_names_someone(section, answer, &question.asked)
                 {
                     sentence.term = Some(Term::Title);
+                    // The title names someone: the answer has the kind asked
+                    // for, which its sentence alone lacked.
+                    if features[5] == 0.0 {
+                        let pairs = PAIR_WEIGHT * features[PAIR_SHARE];
+                        features[PRIOR] = (features[PRIOR] - pairs) / WRONG_KIND_FACTOR + pairs;
+                    }
                 }
             }
             let (s, e) = sentence.answer_span;
@@ -1274,8 +1280,8 @@ static CJK_NAMING: LazyLock<Regex> = LazyLock::new(|| {
 
 /// True when a note's title reads as someone's name ("Mina Park", "佐藤健")
 /// that neither the question nor the answer says: a note about them.
-fn title_names_someone(title: &str, answer: &str, asked: &super::question::Asked) -> bool {
-    let title = title.trim();
+fn title_names_someone(section: &SectionHit, answer: &str, asked: &super::question::Asked) -> bool {
+    let title = section.title.trim();
     let lower = title.to_lowercase();
     let answer = answer.to_lowercase();
     let words: Vec<&str> = title.split_whitespace().collect();
@@ -1290,11 +1296,26 @@ fn title_names_someone(title: &str, answer: &str, asked: &super::question::Asked
     if title.is_empty() || said(&asked.lower) || said(&answer) {
         return false;
     }
+    // A name is written in capitals wherever the note says it: "Billing
+    // Portal", whose note says `fernway/billing-portal`, names no one. (An
+    // address or a file name, `maria.lopez@fernway.io`, is written in lower
+    // case whatever it names.)
+    let in_lower_case = |word: &str| {
+        let lower = word.to_lowercase();
+        section
+            .text
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+            .filter(|w| !w.contains(['@', '.']))
+            .flat_map(|w| w.split(|c: char| !c.is_alphanumeric()))
+            .any(|w| w == lower)
+    };
     let latin_name = (2..=3).contains(&words.len())
         && words.iter().all(|w| {
             w.chars().next().is_some_and(char::is_uppercase)
                 && w.chars()
                     .all(|c| c.is_alphabetic() || matches!(c, '-' | '\'' | '.'))
+                && !in_lower_case(w)
         });
     let cjk_name = words.len() == 1
         && (2..=4).contains(&title.chars().count())
