@@ -33,7 +33,7 @@ use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
 use super::model;
-use super::question::{gives_a_value, informative_text, type_noun, AnswerKind, Asked, Offers};
+use super::question::{field_label, informative_text, type_noun, AnswerKind, Asked, Offers};
 use super::sentences::sentence_spans;
 use super::DeciderKind;
 
@@ -110,8 +110,11 @@ pub struct SectionTokens {
     leans: Vec<bool>,
     /// Whether each sentence introduces a list ("There are three ways:").
     opens_list: Vec<bool>,
-    /// Whether each sentence is a "Label: value" field ([`gives_a_value`]).
-    gives_value: Vec<bool>,
+    /// The label's words of each sentence that is a "Label: value" field
+    /// ([`field_label`]).
+    labels: Vec<Option<Vec<WordId>>>,
+    /// Whether each sentence starts a line (a paragraph, a list item).
+    starts_line: Vec<bool>,
     /// Whether each line is a table row.
     table_row: Vec<bool>,
     /// Whether each line reads as a title (a callout's title): context for
@@ -224,7 +227,22 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         opens_list: sentences()
             .map(|s| s.trim_end().ends_with([':', '：']))
             .collect(),
-        gives_value: sentences().map(gives_a_value).collect(),
+        labels: sentences()
+            .map(|s| {
+                field_label(s).map(|label| {
+                    let terms = with_analyzer(|a| analyze(a, label));
+                    word_ids(terms.iter().map(|t| &t.text))
+                })
+            })
+            .collect(),
+        starts_line: spans
+            .iter()
+            .map(|&(s, e)| {
+                let sentence = text[s..e].trim_start();
+                let before = text[..e - sentence.len()].trim_end_matches([' ', '\t']);
+                before.is_empty() || before.ends_with('\n')
+            })
+            .collect(),
         ends_sentence: sentences().map(ends_like_sentence).collect(),
         table_row,
         title_like,
@@ -1028,12 +1046,25 @@ fn score_sentences(
         let mut own = 0.0;
         let mut near = 0.0;
         let mut heading = 0.0;
+        // A field whose label is a word of the question ("Timezone::
+        // Europe/Madrid" for "What timezone is Maria Lopez in?") is about
+        // what its note's title and heading name: their words are its own.
+        // (A line of its own: a label inside a sentence or a table cell,
+        // "오늘 날짜. 기본 형식: YYYY-MM-DD", is about what the row names.)
+        let asked_field = tokens.starts_line[i]
+            && !tokens.table_row[i]
+            && tokens.labels[i].as_ref().is_some_and(|label| {
+                question
+                    .ids
+                    .iter()
+                    .any(|id| label.binary_search(id).is_ok())
+            });
         for (k, (_, weight)) in question.terms.iter().enumerate() {
             let in_context = around_has[k] || context.is_some_and(|c| has[c * n + k]);
             if in_context {
                 heading += weight;
             }
-            if has[i * n + k] {
+            if has[i * n + k] || (asked_field && around_has[k]) {
                 own += weight;
             } else if in_context
                 || (i > 0 && has[(i - 1) * n + k])
@@ -1079,7 +1110,7 @@ fn score_sentences(
             // A field ("Product manager: Maria Chen") says its value
             // itself: the field beside it ("Owner: Alex Rivera") is
             // another one, no part of its answer.
-            let beside = |j: usize| !tokens.gives_value[i] && offered[j] && usable(j);
+            let beside = |j: usize| tokens.labels[i].is_none() && offered[j] && usable(j);
             if last + 1 < spans.len() && beside(last + 1) {
                 last += 1;
                 kind_nearby = true;
@@ -1556,6 +1587,42 @@ mod tests {
         for (a, b) in [("test", "product"), ("prod", "staging"), ("qa", "dev")] {
             assert!(!one_word_two_ways(a, b), "{a} {b}");
         }
+    }
+
+    /// "Timezone:: Europe/Madrid" in Maria Lopez's note is her timezone:
+    /// a field whose label the question says has the words of its note's
+    /// title as its own, and beats a line that only names her.
+    #[test]
+    fn a_field_the_question_names_is_about_its_notes_title() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "People/Maria Lopez.md",
+                "# Maria Lopez\n\nRole: SRE lead\n\nTimezone:: Europe/Madrid\n",
+            ),
+            (
+                "Meetings/Review.md",
+                "# Review\n\nAttendees: Maria Lopez, Tom Becker.\n",
+            ),
+        ]);
+        let question = Weights::new(&index).question_terms("What timezone is Maria Lopez in?");
+        let found = score_candidates(&index, &question, &[], false);
+        let best = &found.candidates[0];
+        let (s, e) = best.sentence.span;
+        assert_eq!(
+            &found.sections[best.section].text[s..e],
+            "Timezone:: Europe/Madrid"
+        );
+        assert_eq!(
+            best.features[1], 1.0,
+            "all the question's words are its own"
+        );
+        // A field the question does not name keeps its title as context.
+        let role = found
+            .candidates
+            .iter()
+            .find(|c| found.sections[c.section].text[c.sentence.span.0..].starts_with("Role"))
+            .unwrap();
+        assert!(role.features[1] < 0.5, "{:?}", role.features);
     }
 
     /// "Product manager: Maria Chen." names no one but the person asked

@@ -765,23 +765,27 @@ pub struct Offers {
     names: Vec<String>,
 }
 
-/// A line's label ("- Product manager: [[Maria Chen]]"): a few words before
-/// a colon, one of them in lower case, so no name ("Maria Chen: SRE lead"
-/// is labelled by one).
+/// A line's label ("- Product manager: [[Maria Chen]]"; a Dataview field's,
+/// "Timezone:: Europe/Madrid"): a few words before a colon, one of them in
+/// lower case, so no name ("Maria Chen: SRE lead" is labelled by one).
 static LABEL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(?:[-*+]\s+)?[\p{L}\p{N}][\p{L}\p{N} ]{0,38}:\s").expect("static regex")
+    Regex::new(r"^\s*(?:[-*+]\s+)?[\p{L}\p{N}][\p{L}\p{N} ]{0,38}::?\s").expect("static regex")
 });
 
-/// Whether a sentence is a "Label: value" field with its value ("Repo:
+/// A sentence that is a "Label: value" field with its value ("Repo:
 /// fernway/billing-portal", "Product manager: Maria Chen"): whole by
 /// itself, which the sentences around it do not continue. A label is a
 /// name of a few words; a longer one is a sentence that goes on after a
 /// colon ("The Council does this: …").
-pub fn gives_a_value(sentence: &str) -> bool {
-    LABEL.find(sentence).is_some_and(|m| {
-        m.as_str().split_whitespace().count() <= FIELD_LABEL_WORDS
-            && sentence[m.end()..].contains(char::is_alphanumeric)
-    })
+/// Its label, with the colon, when it is one.
+pub fn field_label(sentence: &str) -> Option<&str> {
+    LABEL
+        .find(sentence)
+        .filter(|m| {
+            m.as_str().split_whitespace().count() <= FIELD_LABEL_WORDS
+                && sentence[m.end()..].contains(char::is_alphanumeric)
+        })
+        .map(|m| m.as_str())
 }
 
 /// Most words a field's label has ([`gives_a_value`]).
