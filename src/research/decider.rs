@@ -1488,6 +1488,20 @@ mod tests {
         assert!(prior_confidence(&best.features) < best.features[PRIOR]);
     }
 
+    /// The answers of the candidates `asked` gets from `index`, best first.
+    fn candidate_answers(index: &crate::index::Index, asked: &str) -> Vec<String> {
+        let question = Weights::new(index).question_terms(asked);
+        let found = score_candidates(index, &question, &[], false);
+        found
+            .candidates
+            .iter()
+            .map(|c| {
+                let (s, e) = c.sentence.answer_span;
+                found.sections[c.section].text[s..e].to_string()
+            })
+            .collect()
+    }
+
     /// A thing the question names as code (`ledger-sync`) that a passage,
     /// or a table row with its header, says nowhere: that evidence is
     /// about something else. Written with other separators it is said.
@@ -1505,25 +1519,19 @@ mod tests {
                 "# Runbook\n\nThe GitHub deploy key of ledger_sync is in the vault Ops-Keys.\n",
             ),
         ]);
-        let candidates_for = |asked: &str| {
-            let question = Weights::new(&index).question_terms(asked);
-            let found = score_candidates(&index, &question, &[], false);
-            found
-                .candidates
-                .iter()
-                .map(|c| {
-                    let (s, e) = c.sentence.span;
-                    found.sections[c.section].text[s..e].to_string()
-                })
-                .collect::<Vec<_>>()
-        };
-        let found = candidates_for("Which vault holds the GitHub deploy key for ledger-sync?");
+        let found = candidate_answers(
+            &index,
+            "Which vault holds the GitHub deploy key for ledger-sync?",
+        );
         assert!(
             found.iter().all(|c| !c.contains("billing-portal")),
             "{found:?}"
         );
         assert!(found.iter().any(|c| c.contains("Ops-Keys")), "{found:?}");
-        let found = candidates_for("Which vault holds the GitHub deploy key for billing-portal?");
+        let found = candidate_answers(
+            &index,
+            "Which vault holds the GitHub deploy key for billing-portal?",
+        );
         assert!(
             found
                 .iter()
@@ -1544,26 +1552,14 @@ mod tests {
              | Stripe test keys | 1Password, item Stripe test |\n\
              | Stripe webhook secret | vault Payments |\n",
         )]);
-        let answers = |asked: &str| {
-            let question = Weights::new(&index).question_terms(asked);
-            let found = score_candidates(&index, &question, &[], false);
-            found
-                .candidates
-                .iter()
-                .map(|c| {
-                    let (s, e) = c.sentence.answer_span;
-                    found.sections[c.section].text[s..e].to_string()
-                })
-                .collect::<Vec<_>>()
-        };
-        let found = answers("Where are the Stripe production keys?");
+        let found = candidate_answers(&index, "Where are the Stripe production keys?");
         assert!(found.iter().all(|c| !c.contains("test keys")), "{found:?}");
         for asked in [
             "Where are the Stripe test keys?",
             // Two words of three are no thing the test keys are another of.
             "Where are the Stripe keys?",
         ] {
-            let found = answers(asked);
+            let found = candidate_answers(&index, asked);
             assert!(
                 found.iter().any(|c| c.contains("test keys")),
                 "{asked}: {found:?}"
