@@ -1059,12 +1059,19 @@ fn score_sentences(
                     .iter()
                     .any(|id| label.binary_search(id).is_ok())
             });
+        // A sentence that introduces a list ("There are three ways:",
+        // "Sync:") is answered by the lines after it, whose words are its
+        // own.
+        let mut listed = i;
+        while tokens.opens_list[listed] && listed + 1 < spans.len() && listed < i + 3 {
+            listed += 1;
+        }
         for (k, (_, weight)) in question.terms.iter().enumerate() {
             let in_context = around_has[k] || context.is_some_and(|c| has[c * n + k]);
             if in_context {
                 heading += weight;
             }
-            if has[i * n + k] || (asked_field && around_has[k]) {
+            if (i..=listed).any(|j| has[j * n + k]) || (asked_field && around_has[k]) {
                 own += weight;
             } else if in_context
                 || (i > 0 && has[(i - 1) * n + k])
@@ -1080,12 +1087,7 @@ fn score_sentences(
         } else {
             i
         };
-        // A sentence that introduces a list ("There are three ways:") is
-        // answered by the lines after it.
-        let mut last = i;
-        while tokens.opens_list[last] && last + 1 < spans.len() && last < i + 3 {
-            last += 1;
-        }
+        let mut last = listed;
         let mut prior = coverage;
         let mut kind_nearby = offered[first..=last].iter().any(|&o| o);
         // A definition whose term has the asked-for shape ("which flag …?"
@@ -1619,6 +1621,27 @@ mod tests {
             .find(|c| found.sections[c.section].text[c.sentence.span.0..].starts_with("Role"))
             .unwrap();
         assert!(role.features[1] < 0.5, "{:?}", role.features);
+    }
+
+    /// "Sync:" is answered by the command below it, whose words are the
+    /// answer's own, not its neighbour's.
+    #[test]
+    fn the_lines_a_sentence_opens_have_its_words() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "Runbooks/Deploy.md",
+            "# Deploy\n\nSync:\n\n```sh\nargocd app sync ledger-prod\n```\n",
+        )]);
+        let question =
+            Weights::new(&index).question_terms("Which command syncs ledger-prod in argocd?");
+        let found = score_candidates(&index, &question, &[], false);
+        let opener = found
+            .candidates
+            .iter()
+            .find(|c| found.sections[c.section].text[c.sentence.span.0..].starts_with("Sync:"))
+            .expect("a candidate of the opening line");
+        let (s, e) = opener.sentence.answer_span;
+        assert!(found.sections[opener.section].text[s..e].contains("argocd app sync"));
+        assert!(opener.features[1] > 0.9, "{:?}", opener.features);
     }
 
     /// "Product manager: Maria Chen." names no one but the person asked
