@@ -146,7 +146,7 @@ fn joinable_pairs(text: &str) -> Vec<JoinablePair> {
                 let [one] = analyzed.as_slice() else {
                     return None;
                 };
-                Some((word.clone(), one.text.clone()))
+                Some((word, one.text.clone()))
             })
             .collect();
         pairs.push(JoinablePair {

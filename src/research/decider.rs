@@ -839,7 +839,8 @@ pub fn score_candidates(
         .filter(|n| passages_said.iter().any(|said| said.contains(n.as_str())))
         .collect();
     let says_all = |said: &str| named.iter().all(|n| said.contains(n.as_str()));
-    let asked_triples: Vec<[String; 3]> = word_triples(&question.question)
+    let asked_tokens = with_analyzer(|a| analyze(a, &question.question));
+    let asked_triples: Vec<[String; 3]> = word_triples(&question.question, &asked_tokens)
         .into_iter()
         .filter_map(|(triple, named)| named.then_some(triple))
         .collect();
@@ -885,25 +886,24 @@ pub fn score_candidates(
             }
             features[at::PASSAGE_RANK] = 1.0 / (1.0 + rank as f32);
             features[at::BM25_RATIO] = bm25;
-            let mut sentence = sentence;
-            if sentence.term.is_none() && question.asked.kind == AnswerKind::Person {
-                let (s, e) = sentence.answer_span;
-                let answer = &section.text[s..e];
-                if !names_someone(answer, &question.asked)
-                    && title_names_someone(section, answer, &question.asked)
-                {
-                    sentence.term = Some(Term::Title);
-                    // The title names someone: the answer has the kind asked
-                    // for, which its sentence alone lacked.
-                    if features[5] == 0.0 {
-                        let pairs = PAIR_WEIGHT * features[PAIR_SHARE];
-                        features[PRIOR] = (features[PRIOR] - pairs) / WRONG_KIND_FACTOR + pairs;
-                    }
-                }
-            }
             let (s, e) = sentence.answer_span;
-            if names_another(&asked_triples, &section.text[s..e]) {
+            let answer = &section.text[s..e];
+            if names_another(&asked_triples, answer) {
                 continue;
+            }
+            let mut sentence = sentence;
+            if sentence.term.is_none()
+                && question.asked.kind == AnswerKind::Person
+                && !names_someone(answer, &question.asked)
+                && title_names_someone(section, answer, &question.asked)
+            {
+                sentence.term = Some(Term::Title);
+                // The title names someone: the answer has the kind asked
+                // for, which its sentence alone lacked.
+                if features[5] == 0.0 {
+                    let pairs = PAIR_WEIGHT * features[PAIR_SHARE];
+                    features[PRIOR] = (features[PRIOR] - pairs) / WRONG_KIND_FACTOR + pairs;
+                }
             }
             candidates.push(Candidate {
                 section: at,
@@ -1196,11 +1196,10 @@ fn score_sentences(
     scored
 }
 
-/// Each three adjacent words of `text` of which none is a stop word, as
-/// analyzed ("stripe", "product", "key"), and whether they are written
+/// Each three adjacent words of `text` (its analyzed `tokens`) of which
+/// none is a stop word, as analyzed ("stripe", "product", "key"), and whether they are written
 /// as a name and two words of lower case ("Stripe production keys").
-fn word_triples(text: &str) -> Vec<([String; 3], bool)> {
-    let tokens = with_analyzer(|a| analyze(a, text));
+fn word_triples(text: &str, tokens: &[tantivy::tokenizer::Token]) -> Vec<([String; 3], bool)> {
     let starts_upper = |t: &tantivy::tokenizer::Token| {
         text[t.offset_from..t.offset_to]
             .chars()
@@ -1235,16 +1234,17 @@ fn names_another(asked: &[[String; 3]], answer: &str) -> bool {
     if asked.is_empty() {
         return false;
     }
-    let said: Vec<[String; 3]> = word_triples(answer).into_iter().map(|(t, _)| t).collect();
+    let tokens = with_analyzer(|a| analyze(a, answer));
+    let said: Vec<[String; 3]> = word_triples(answer, &tokens)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
     if said.is_empty() {
         return false;
     }
-    let words: HashSet<String> = with_analyzer(|a| analyze(a, answer))
-        .into_iter()
-        .map(|t| t.text)
-        .collect();
+    let words: HashSet<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
     asked.iter().any(|[first, middle, last]| {
-        !words.contains(middle)
+        !words.contains(middle.as_str())
             && said
                 .iter()
                 .any(|[f, m, l]| f == first && l == last && !one_word_two_ways(m, middle))
@@ -1504,6 +1504,17 @@ mod tests {
             .collect()
     }
 
+    /// The candidate whose sentence says `words`, and its answer.
+    fn candidate_saying<'a>(found: &'a Candidates, words: &str) -> (&'a Candidate, &'a str) {
+        let text = |c: &Candidate, (s, e): (usize, usize)| &found.sections[c.section].text[s..e];
+        let candidate = found
+            .candidates
+            .iter()
+            .find(|c| text(c, c.sentence.span).contains(words))
+            .unwrap_or_else(|| panic!("no candidate says {words:?}"));
+        (candidate, text(candidate, candidate.sentence.answer_span))
+    }
+
     /// A thing the question names as code (`ledger-sync`) that a passage,
     /// or a table row with its header, says nowhere: that evidence is
     /// about something else. Written with other separators it is said.
@@ -1615,11 +1626,7 @@ mod tests {
             "all the question's words are its own"
         );
         // A field the question does not name keeps its title as context.
-        let role = found
-            .candidates
-            .iter()
-            .find(|c| found.sections[c.section].text[c.sentence.span.0..].starts_with("Role"))
-            .unwrap();
+        let (role, _) = candidate_saying(&found, "Role:");
         assert!(role.features[1] < 0.5, "{:?}", role.features);
     }
 
@@ -1634,13 +1641,8 @@ mod tests {
         let question =
             Weights::new(&index).question_terms("Which command syncs ledger-prod in argocd?");
         let found = score_candidates(&index, &question, &[], false);
-        let opener = found
-            .candidates
-            .iter()
-            .find(|c| found.sections[c.section].text[c.sentence.span.0..].starts_with("Sync:"))
-            .expect("a candidate of the opening line");
-        let (s, e) = opener.sentence.answer_span;
-        assert!(found.sections[opener.section].text[s..e].contains("argocd app sync"));
+        let (opener, answer) = candidate_saying(&found, "Sync:");
+        assert!(answer.contains("argocd app sync"), "{answer:?}");
         assert!(opener.features[1] > 0.9, "{:?}", opener.features);
     }
 
@@ -1662,26 +1664,11 @@ mod tests {
         ]);
         let question = Weights::new(&index).question_terms("Who is Maria Chen's manager?");
         let found = score_candidates(&index, &question, &[], false);
-        let candidate = |line: &str| {
-            found
-                .candidates
-                .iter()
-                .find(|c| {
-                    let (s, e) = c.sentence.span;
-                    found.sections[c.section].text[s..e].contains(line)
-                })
-                .unwrap_or_else(|| panic!("no candidate says {line:?}"))
-        };
-        let field = candidate("Product manager");
-        let (s, e) = field.sentence.answer_span;
-        assert_eq!(
-            found.sections[field.section].text[s..e].trim(),
-            "Product manager: Maria Chen."
-        );
+        let (field, answer) = candidate_saying(&found, "Product manager");
+        assert_eq!(answer.trim(), "Product manager: Maria Chen.");
         assert_eq!(field.features[5], 0.0, "no one else is named");
-        let sentence = candidate("reports to");
-        let (s, e) = sentence.sentence.answer_span;
-        assert!(found.sections[sentence.section].text[s..e].contains("Priya Nair"));
+        let (sentence, answer) = candidate_saying(&found, "reports to");
+        assert!(answer.contains("Priya Nair"), "{answer:?}");
         assert_eq!(sentence.features[5], 1.0);
     }
 

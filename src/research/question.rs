@@ -772,12 +772,11 @@ static LABEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s*(?:[-*+]\s+)?[\p{L}\p{N}][\p{L}\p{N} ]{0,38}::?\s").expect("static regex")
 });
 
-/// A sentence that is a "Label: value" field with its value ("Repo:
-/// fernway/billing-portal", "Product manager: Maria Chen"): whole by
-/// itself, which the sentences around it do not continue. A label is a
-/// name of a few words; a longer one is a sentence that goes on after a
-/// colon ("The Council does this: …").
-/// Its label, with the colon, when it is one.
+/// The label, with its colon, of a sentence that is a "Label: value" field
+/// with its value ("Repo: fernway/billing-portal", "Product manager: Maria
+/// Chen"): whole by itself, which the sentences around it do not continue.
+/// A label is a name of a few words; a longer one is a sentence that goes
+/// on after a colon ("The Council does this: …").
 pub fn field_label(sentence: &str) -> Option<&str> {
     LABEL
         .find(sentence)
@@ -788,7 +787,7 @@ pub fn field_label(sentence: &str) -> Option<&str> {
         .map(|m| m.as_str())
 }
 
-/// Most words a field's label has ([`gives_a_value`]).
+/// Most words a field's label has ([`field_label`]).
 const FIELD_LABEL_WORDS: usize = 3;
 
 /// Where the label of a "Label: value" line ends (0 when it has none that
