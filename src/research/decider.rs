@@ -33,7 +33,9 @@ use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 
 use super::context::cut_on_word;
 use super::model;
-use super::question::{field_label, informative_text, type_noun, AnswerKind, Asked, Offers};
+use super::question::{
+    field_label, forms_named, informative_text, type_noun, AnswerKind, Asked, Forms, Offers,
+};
 use super::sentences::sentence_spans;
 use super::DeciderKind;
 
@@ -433,6 +435,9 @@ pub struct QuestionTerms {
     pub terms: Vec<(String, f32)>,
     /// The terms' word ids, in the same order.
     ids: Vec<WordId>,
+    /// The forms of value each term asks for ("address", "port"): a
+    /// sentence that shows such a value has the term.
+    forms: Vec<Forms>,
     /// The question's word pairs but those of two stop words
     /// ([`pair_id`], sorted).
     pair_ids: Vec<WordId>,
@@ -525,6 +530,7 @@ impl<'a> Weights<'a> {
             pair_ids,
             joined,
             ids: terms.iter().map(|t| word_id(t)).collect(),
+            forms: terms.iter().map(|t| forms_named(t)).collect(),
             terms: terms
                 .into_iter()
                 .map(|t| {
@@ -1066,12 +1072,18 @@ fn score_sentences(
         while tokens.opens_list[listed] && listed + 1 < spans.len() && listed < i + 3 {
             listed += 1;
         }
+        let shown = tokens.offers[i..=listed]
+            .iter()
+            .fold(Forms::default(), |forms, o| forms | o.forms());
         for (k, (_, weight)) in question.terms.iter().enumerate() {
             let in_context = around_has[k] || context.is_some_and(|c| has[c * n + k]);
             if in_context {
                 heading += weight;
             }
-            if (i..=listed).any(|j| has[j * n + k]) || (asked_field && around_has[k]) {
+            if (i..=listed).any(|j| has[j * n + k])
+                || (asked_field && around_has[k])
+                || question.forms[k].meets(shown)
+            {
                 own += weight;
             } else if in_context
                 || (i > 0 && has[(i - 1) * n + k])
@@ -1628,6 +1640,40 @@ mod tests {
         // A field the question does not name keeps its title as context.
         let (role, _) = candidate_saying(&found, "Role:");
         assert!(role.features[1] < 0.5, "{:?}", role.features);
+    }
+
+    /// A value in the form a question's noun asks for says the noun: the
+    /// address, the handle, the host and the port.
+    #[test]
+    fn a_value_of_the_asked_form_says_its_noun() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "People/Tom Becker.md",
+                "# Tom Becker\n\nemail: tom.becker@fernway.io\n\nSlack: @tbecker\n",
+            ),
+            (
+                "Environments.md",
+                "# Environments\n\n## Staging\n\nPostgres: pg-staging.internal:6432, database ledger.\n\nPostgres backups run nightly.\n",
+            ),
+        ]);
+        let own = |asked: &str, words: &str| {
+            let question = Weights::new(&index).question_terms(asked);
+            let found = score_candidates(&index, &question, &[], false);
+            candidate_saying(&found, words).0.features[1]
+        };
+        assert_eq!(own("What is the email address of Tom Becker?", "email:"), 1.0);
+        assert_eq!(own("What is the Slack handle of Tom Becker?", "Slack:"), 1.0);
+        assert_eq!(
+            own(
+                "What host and port is the staging Postgres on?",
+                "pg-staging"
+            ),
+            1.0
+        );
+        // A sentence with no such value still lacks the noun.
+        assert!(own("What host is the staging Postgres on?", "backups") < 1.0);
+        // Nor is an address's domain a host.
+        assert!(own("What host does Tom Becker use?", "email:") < 1.0);
     }
 
     /// "Sync:" is answered by the command below it, whose words are the

@@ -735,6 +735,135 @@ const NOT_PATHS: &[&str] = &["e.g", "i.e", "and/or", "w/", "/", "//", "n/a", "et
 static CAPITALIZED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b\p{Lu}[\p{L}'’-]+").expect("static regex"));
 
+/// Forms a value is written in that a question asks for by a noun ("email
+/// address", "Slack handle", "host and port"): a sentence that shows a
+/// value of the form says what the noun would ("email:
+/// tom.becker@fernway.io" answers "What is Tom Becker's email address?").
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Forms(u8);
+
+impl Forms {
+    pub const EMAIL: Forms = Forms(1);
+    pub const URL: Forms = Forms(1 << 1);
+    /// `@junho`: a chat or code-hosting name.
+    pub const HANDLE: Forms = Forms(1 << 2);
+    /// `#deploys`.
+    pub const CHANNEL: Forms = Forms(1 << 3);
+    /// `pg-staging.internal`, `10.0.0.7`, `localhost:5433`.
+    pub const HOST: Forms = Forms(1 << 4);
+    /// The port of `host:port`.
+    pub const PORT: Forms = Forms(1 << 5);
+
+    /// True when the two share a form.
+    pub fn meets(self, other: Forms) -> bool {
+        self.0 & other.0 != 0
+    }
+}
+
+impl std::ops::BitOr for Forms {
+    type Output = Forms;
+    fn bitor(self, other: Forms) -> Forms {
+        Forms(self.0 | other.0)
+    }
+}
+
+impl std::ops::BitOrAssign for Forms {
+    fn bitor_assign(&mut self, other: Forms) {
+        self.0 |= other.0;
+    }
+}
+
+/// The nouns that ask for a value of a form, and the forms that answer
+/// them ("address": of mail, of a web page or of a machine).
+const FORM_NOUNS: &[(&str, Forms)] = &[
+    ("email", Forms::EMAIL),
+    ("mail", Forms::EMAIL),
+    (
+        "address",
+        Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0),
+    ),
+    ("url", Forms::URL),
+    ("link", Forms::URL),
+    ("website", Forms::URL),
+    ("handle", Forms::HANDLE),
+    ("username", Forms::HANDLE),
+    ("channel", Forms::CHANNEL),
+    ("host", Forms::HOST),
+    ("hostname", Forms::HOST),
+    ("port", Forms::PORT),
+];
+
+/// The forms of value an analyzed question term asks for (none for most).
+pub fn forms_named(term: &str) -> Forms {
+    static NAMED: LazyLock<std::collections::HashMap<String, Forms>> = LazyLock::new(|| {
+        let mut analyzer = crate::index::analyzer::text_analyzer();
+        FORM_NOUNS
+            .iter()
+            .flat_map(|&(noun, forms)| {
+                crate::index::analyzer::analyze(&mut analyzer, noun)
+                    .into_iter()
+                    .map(move |t| (t.text, forms))
+            })
+            .collect()
+    });
+    NAMED.get(term).copied().unwrap_or_default()
+}
+
+static EMAIL_ADDRESS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+").expect("static regex"));
+/// `@junho`, not the `@` of an address.
+static HANDLE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[\s(\[,;:])@[A-Za-z0-9_][\w.-]*").expect("static regex"));
+static URL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)[a-z][a-z0-9+.-]*://[^\s)>\]]+|(?-u:\b)www\.[\w-]+\.[a-z]{2,}")
+        .expect("static regex")
+});
+/// `#deploys`, not an issue's number (`#482`).
+static CHANNEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|[\s(\[,;:])#\p{L}[\p{L}\p{N}_-]*").expect("static regex"));
+/// `localhost:5433`, `pg-staging.internal:6432`: a name before the colon,
+/// so no clock time (`14:30`) or ratio.
+static HOST_PORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?-u:\b)[A-Za-z][\w-]*(?:\.[\w-]+)*:\d{2,5}(?-u:\b)").expect("static regex")
+});
+/// A machine's name by its domain (`redis-staging.internal`,
+/// `grafana.fernway.io`) or an IPv4 address; not a file's name
+/// (`values.yaml`).
+static HOST_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?-u:\b)[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|com|net|org|io|dev|app|cloud|ai|co)(?-u:\b)|(?-u:\b)\d{1,3}(?:\.\d{1,3}){3}(?-u:\b)")
+        .expect("static regex")
+});
+
+/// The forms of the values a sentence shows.
+fn value_forms(sentence: &str) -> Forms {
+    let mut forms = Forms::default();
+    if sentence.contains('@') {
+        if EMAIL_ADDRESS.is_match(sentence) {
+            forms |= Forms::EMAIL;
+        }
+        if HANDLE.is_match(sentence) {
+            forms |= Forms::HANDLE;
+        }
+    }
+    if URL.is_match(sentence) {
+        forms |= Forms::URL | Forms::HOST;
+    }
+    if sentence.contains('#') && CHANNEL.is_match(sentence) {
+        forms |= Forms::CHANNEL;
+    }
+    if HOST_PORT.is_match(sentence) {
+        forms |= Forms::HOST | Forms::PORT;
+    }
+    // The domain of a mail address is no machine asked for.
+    if HOST_NAME
+        .find_iter(sentence)
+        .any(|m| !sentence[..m.start()].ends_with('@'))
+    {
+        forms |= Forms::HOST;
+    }
+    forms
+}
+
 /// What a sentence could answer with, found once per sentence: every match
 /// of each kind's pattern, lower-cased. Whether one is *new* depends on the
 /// question and is checked per question.
@@ -763,6 +892,8 @@ pub struct Offers {
     /// Capitalized words that may be names (not a common word opening the
     /// sentence).
     names: Vec<String>,
+    /// The forms of the values it shows.
+    forms: Forms,
 }
 
 /// A line's label ("- Product manager: [[Maria Chen]]"; a Dataview field's,
@@ -880,7 +1011,13 @@ impl Offers {
                     (!opening || !COMMON_OPENERS.contains(&word.as_str())).then_some(word)
                 })
                 .collect(),
+            forms: value_forms(sentence),
         }
+    }
+
+    /// The forms of the values the sentence shows ([`Forms`]).
+    pub fn forms(&self) -> Forms {
+        self.forms
     }
 
     /// True when the sentence contains something of the asked-for kind that
@@ -1157,6 +1294,33 @@ mod tests {
         for (question, kind) in cases {
             assert_eq!(answer_kind(question), kind, "{question}");
         }
+    }
+
+    #[test]
+    fn values_are_told_by_their_form() {
+        let forms = |sentence: &str| value_forms(sentence);
+        assert_eq!(forms("email: tom.becker@fernway.io"), Forms::EMAIL);
+        assert_eq!(forms("Slack: @junho"), Forms::HANDLE);
+        assert_eq!(forms("Announce it in #deploys."), Forms::CHANNEL);
+        assert_eq!(
+            forms("Postgres: pg-staging.internal:6432"),
+            Forms::HOST | Forms::PORT
+        );
+        assert_eq!(forms("Redis: redis-staging.internal."), Forms::HOST);
+        assert_eq!(
+            forms("See https://grafana.fernway.io/d/ls"),
+            Forms::URL | Forms::HOST
+        );
+        // No form: a clock time, an issue number, a file name.
+        assert_eq!(
+            forms("Standup at 09:30, see #482 and values.yaml."),
+            Forms::default()
+        );
+        assert_eq!(
+            forms_named("address"),
+            Forms::EMAIL | Forms::URL | Forms::HOST
+        );
+        assert_eq!(forms_named("port"), Forms::PORT);
     }
 
     #[test]
