@@ -34,7 +34,8 @@ use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 use super::context::cut_on_word;
 use super::model;
 use super::question::{
-    field_label, forms_named, informative_text, type_noun, AnswerKind, Asked, Forms, Offers,
+    days_named, field_label, forms_named, informative_text, type_noun, AnswerKind, Asked, Forms,
+    Offers, MONTHS,
 };
 use super::sentences::sentence_spans;
 use super::DeciderKind;
@@ -85,6 +86,19 @@ fn word_id(term: &str) -> WordId {
 }
 
 /// Two words in this order, as one hash.
+/// A day of the year as one term, however a text writes it ("2026-10-12",
+/// "October 12", "12 Oct"): no analyzed word starts with a NUL.
+fn day_term(month: u32, day: u32) -> String {
+    format!("\0{month}-{day}")
+}
+
+/// The ids of the days of the year `text` names ([`day_term`]).
+fn day_ids(text: &str) -> impl Iterator<Item = WordId> {
+    days_named(text)
+        .into_iter()
+        .map(|d| word_id(&day_term(d.month, d.day)))
+}
+
 fn pair_id(first: &str, second: &str) -> WordId {
     let mut hasher = Xxh3::new();
     hasher.update(first.as_bytes());
@@ -194,15 +208,16 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
             ids.dedup();
             pairs.push(ids);
             let terms: Vec<String> = tokens.into_iter().map(|t| t.text).collect();
-            words.push(word_ids(terms.iter()));
+            words.push(with_days(word_ids(terms.iter()), sentence));
             content.push(word_ids(terms.iter().filter(|t| !is_stopword(t))));
         }
-        let around = analyze(analyzer, &format!("{} {}", section.title, section.heading));
+        let title_heading = format!("{} {}", section.title, section.heading);
+        let around = analyze(analyzer, &title_heading);
         (
             words,
             content,
             pairs,
-            word_ids(around.iter().map(|t| &t.text)),
+            with_days(word_ids(around.iter().map(|t| &t.text)), &title_heading),
         )
     });
     let sentences = || spans.iter().map(|&(s, e)| &text[s..e]);
@@ -389,6 +404,17 @@ fn context_lines(table_row: &[bool], title_like: &[bool]) -> Vec<Option<usize>> 
 }
 
 /// The sorted, de-duplicated ids of words.
+/// `ids` (sorted, [`word_ids`]) with the days of the year `text` names.
+fn with_days(mut ids: Vec<WordId>, text: &str) -> Vec<WordId> {
+    let before = ids.len();
+    ids.extend(day_ids(text));
+    if ids.len() > before {
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    ids
+}
+
 fn word_ids<'a>(terms: impl Iterator<Item = &'a String>) -> Vec<WordId> {
     let mut ids: Vec<WordId> = terms.map(|t| word_id(t)).collect();
     ids.sort_unstable();
@@ -506,7 +532,15 @@ impl<'a> Weights<'a> {
         // Notes are read composed (`parse::nfc`): so is the question.
         let composed = crate::brain::parse::nfc(question);
         let question = composed.as_ref();
-        let informative = informative_text(question);
+        // A date is one term, met however a sentence writes it: "October
+        // 12" in the question finds "2026-10-12" in a table. Its year stays
+        // a word of its own.
+        let mut informative = informative_text(question);
+        let days = days_named(&informative);
+        for day in days.iter().rev() {
+            let year = format!(" {} ", day.year.as_deref().unwrap_or_default());
+            informative.replace_range(day.span.0..day.span.1, &year);
+        }
         let mut terms = self.index.query_terms(&informative);
         terms.retain(|t| !is_stopword(t));
         let type_terms: HashSet<String> = type_noun(question)
@@ -524,23 +558,34 @@ impl<'a> Weights<'a> {
         pair_ids.sort_unstable();
         pair_ids.dedup();
         let joined = self.joined_terms(&informative, &terms);
+        let mut terms: Vec<(String, f32)> = terms
+            .into_iter()
+            .map(|t| {
+                let mut w = self.idf(&t);
+                if type_terms.contains(&t) {
+                    w *= TYPE_NOUN_WEIGHT;
+                }
+                (t, w)
+            })
+            .collect();
+        // A date weighs what its month's name and its day's number do.
+        for day in &days {
+            let term = day_term(day.month, day.day);
+            if terms.iter().all(|(t, _)| *t != term) {
+                let month = with_analyzer(|a| analyze(a, MONTHS[day.month as usize - 1]));
+                let weight = month.iter().map(|t| self.idf(&t.text)).sum::<f32>()
+                    + self.idf(&day.day.to_string());
+                terms.push((term, weight));
+            }
+        }
         QuestionTerms {
             question: question.to_string(),
             asked: Asked::new(question),
             pair_ids,
             joined,
-            ids: terms.iter().map(|t| word_id(t)).collect(),
-            forms: terms.iter().map(|t| forms_named(t)).collect(),
-            terms: terms
-                .into_iter()
-                .map(|t| {
-                    let mut w = self.idf(&t);
-                    if type_terms.contains(&t) {
-                        w *= TYPE_NOUN_WEIGHT;
-                    }
-                    (t, w)
-                })
-                .collect(),
+            ids: terms.iter().map(|(t, _)| word_id(t)).collect(),
+            forms: terms.iter().map(|(t, _)| forms_named(t)).collect(),
+            terms,
         }
     }
 }
@@ -1642,6 +1687,31 @@ mod tests {
         assert!(role.features[1] < 0.5, "{:?}", role.features);
     }
 
+    /// A date is one term however it is written: "October 12" in the
+    /// question is the row of "2026-10-12", and no other row's.
+    #[test]
+    fn a_date_is_met_however_written() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "On-call.md",
+                "# On-call\n\n| Week of | Primary |\n|---|---|\n| 2026-10-05 | Daniel Kim |\n| 2026-10-12 | Jun-ho Park |\n| 2026-12-10 | Maria Lopez |\n",
+            ),
+            ("Daily/2026-10-13.md", "# 2026-10-13\n\nOn call this week. Quiet.\n"),
+        ]);
+        let question =
+            Weights::new(&index).question_terms("Who is primary the week of October 12?");
+        let found = score_candidates(&index, &question, &[], false);
+        let (best, _) = candidate_saying(&found, "Jun-ho Park");
+        let (other, _) = candidate_saying(&found, "Maria Lopez");
+        assert!(
+            best.features[1] > other.features[1] + 0.3,
+            "{:?} {:?}",
+            best.features,
+            other.features
+        );
+        assert_eq!(best.features[PRIOR], found.candidates[0].features[PRIOR]);
+    }
+
     /// A value in the form a question's noun asks for says the noun: the
     /// address, the handle, the host and the port.
     #[test]
@@ -1661,8 +1731,14 @@ mod tests {
             let found = score_candidates(&index, &question, &[], false);
             candidate_saying(&found, words).0.features[1]
         };
-        assert_eq!(own("What is the email address of Tom Becker?", "email:"), 1.0);
-        assert_eq!(own("What is the Slack handle of Tom Becker?", "Slack:"), 1.0);
+        assert_eq!(
+            own("What is the email address of Tom Becker?", "email:"),
+            1.0
+        );
+        assert_eq!(
+            own("What is the Slack handle of Tom Becker?", "Slack:"),
+            1.0
+        );
         assert_eq!(
             own(
                 "What host and port is the staging Postgres on?",

@@ -572,6 +572,78 @@ static HOW_ADJECTIVE: LazyLock<Regex> = LazyLock::new(|| {
 static YEAR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u:\b)(1[0-9]{3}|20[0-9]{2})s?(?-u:\b)").expect("static regex")
 });
+/// A day of the year a text names, in any of the ways notes and questions
+/// write one: "2026-10-12", "October 12", "Oct. 12th", "12 October",
+/// "10월 12일", "10月12日".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedDay {
+    /// Where the text names it, with the year when it says one.
+    pub span: (usize, usize),
+    pub month: u32,
+    pub day: u32,
+    /// The year, when the text gives it with the day.
+    pub year: Option<String>,
+}
+
+/// The months' names in English, in order.
+pub const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// Dates written with their month's name or in digits. "May" only
+/// capitalized: "may 2" is as often a verb before a number.
+static NAMED_DAY: LazyLock<Regex> = LazyLock::new(|| {
+    const MONTH: &str = r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)|May";
+    Regex::new(&format!(
+        r"(?-u:\b)(?<iy>\d{{4}})-(?<im>\d{{1,2}})-(?<id>\d{{1,2}})(?-u:\b)|(?-u:\b)(?<mm>{MONTH})\.?\s+(?<md>\d{{1,2}})(?:st|nd|rd|th)?(?-u:\b)(?:,?\s+(?<my>\d{{4}})(?-u:\b))?|(?-u:\b)(?<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?<dm>{MONTH})(?-u:\b)(?:,?\s+(?<dy>\d{{4}})(?-u:\b))?|(?:(?<cy>\d{{4}})\s*[년年]\s*)?(?<cm>\d{{1,2}})\s*[월月]\s*(?<cd>\d{{1,2}})\s*[일日]"
+    ))
+    .expect("static regex")
+});
+
+/// The days of the year `text` names.
+pub fn days_named(text: &str) -> Vec<NamedDay> {
+    let month_number = |name: &str| {
+        let name = name.to_lowercase();
+        MONTHS
+            .iter()
+            .position(|m| m.starts_with(&name[..name.len().min(3)]))
+            .map(|i| i as u32 + 1)
+    };
+    NAMED_DAY
+        .captures_iter(text)
+        .filter_map(|c| {
+            let whole = c.get(0)?;
+            let number = |name: &str| c.name(name).and_then(|m| m.as_str().parse::<u32>().ok());
+            let (month, day, year) = if let Some(month) = number("im") {
+                (month, number("id")?, c.name("iy"))
+            } else if let Some(month) = c.name("mm") {
+                (month_number(month.as_str())?, number("md")?, c.name("my"))
+            } else if let Some(month) = c.name("dm") {
+                (month_number(month.as_str())?, number("dd")?, c.name("dy"))
+            } else {
+                (number("cm")?, number("cd")?, c.name("cy"))
+            };
+            ((1..=12).contains(&month) && (1..=31).contains(&day)).then(|| NamedDay {
+                span: (whole.start(), whole.end()),
+                month,
+                day,
+                year: year.map(|y| y.as_str().to_string()),
+            })
+        })
+        .collect()
+}
+
 /// Words and patterns that pin a time down: a month, a weekday, a clock
 /// time, a date.
 static TIME_STRONG: LazyLock<Regex> = LazyLock::new(|| {
@@ -1294,6 +1366,28 @@ mod tests {
         for (question, kind) in cases {
             assert_eq!(answer_kind(question), kind, "{question}");
         }
+    }
+
+    #[test]
+    fn days_are_read_however_written() {
+        let days = |text: &str| -> Vec<(u32, u32, Option<String>)> {
+            days_named(text)
+                .into_iter()
+                .map(|d| (d.month, d.day, d.year))
+                .collect()
+        };
+        let day = |m, d| vec![(m, d, None)];
+        let dated = |m, d, y: &str| vec![(m, d, Some(y.to_string()))];
+        assert_eq!(days("| 2026-10-12 | Jun-ho Park |"), dated(10, 12, "2026"));
+        assert_eq!(days("the week of October 12?"), day(10, 12));
+        assert_eq!(days("on Oct. 12th, 2026"), dated(10, 12, "2026"));
+        assert_eq!(days("on 12 October"), day(10, 12));
+        assert_eq!(days("the 3rd of May"), day(5, 3));
+        assert_eq!(days("2026년 10월 12일에"), dated(10, 12, "2026"));
+        assert_eq!(days("10月12日"), day(10, 12));
+        // No day: a verb before a number, a version, a month alone, a
+        // thirteenth month.
+        assert!(days("You may 2 times retry; v1.2.3; in October; 2026-13-01").is_empty());
     }
 
     #[test]
