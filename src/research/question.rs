@@ -825,6 +825,8 @@ impl Forms {
     pub const HOST: Forms = Forms(1 << 4);
     /// The port of `host:port`.
     pub const PORT: Forms = Forms(1 << 5);
+    /// `10%`, `40 percent`.
+    pub const PERCENT: Forms = Forms(1 << 6);
 
     /// True when the two share a form.
     pub fn meets(self, other: Forms) -> bool {
@@ -863,6 +865,11 @@ const FORM_NOUNS: &[(&str, Forms)] = &[
     ("host", Forms::HOST),
     ("hostname", Forms::HOST),
     ("port", Forms::PORT),
+    ("percentage", Forms::PERCENT),
+    ("percent", Forms::PERCENT),
+    ("rate", Forms::PERCENT),
+    ("share", Forms::PERCENT),
+    ("proportion", Forms::PERCENT),
 ];
 
 /// The forms of value an analyzed question term asks for (none for most).
@@ -925,6 +932,9 @@ fn value_forms(sentence: &str) -> Forms {
     }
     if HOST_PORT.is_match(sentence) {
         forms |= Forms::HOST | Forms::PORT;
+    }
+    if PERCENT.is_match(sentence) {
+        forms |= Forms::PERCENT;
     }
     // The domain of a mail address is no machine asked for.
     if HOST_NAME
@@ -1401,6 +1411,7 @@ mod tests {
             Forms::HOST | Forms::PORT
         );
         assert_eq!(forms("Redis: redis-staging.internal."), Forms::HOST);
+        assert_eq!(forms("Sampling 10% in production."), Forms::PERCENT);
         assert_eq!(
             forms("See https://grafana.fernway.io/d/ls"),
             Forms::URL | Forms::HOST
@@ -1415,6 +1426,7 @@ mod tests {
             Forms::EMAIL | Forms::URL | Forms::HOST
         );
         assert_eq!(forms_named("port"), Forms::PORT);
+        assert_eq!(forms_named("rate"), Forms::PERCENT);
     }
 
     #[test]
