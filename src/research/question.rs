@@ -848,7 +848,10 @@ impl std::ops::BitOrAssign for Forms {
 }
 
 /// The nouns that ask for a value of a form, and the forms that answer
-/// them ("address": of mail, of a web page or of a machine).
+/// them ("address": of mail, of a web page or of a machine). Korean and
+/// Chinese ones are read as the analyzer reads them, in pairs of
+/// characters; a Japanese word in katakana would give pairs that many
+/// other words share ("ール" of "メール" and "ルール"), so there are none.
 const FORM_NOUNS: &[(&str, Forms)] = &[
     ("email", Forms::EMAIL),
     ("mail", Forms::EMAIL),
@@ -870,6 +873,22 @@ const FORM_NOUNS: &[(&str, Forms)] = &[
     ("rate", Forms::PERCENT),
     ("share", Forms::PERCENT),
     ("proportion", Forms::PERCENT),
+    ("이메일", Forms::EMAIL),
+    ("메일", Forms::EMAIL),
+    ("주소", Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0)),
+    ("링크", Forms::URL),
+    ("채널", Forms::CHANNEL),
+    ("포트", Forms::PORT),
+    ("비율", Forms::PERCENT),
+    ("퍼센트", Forms::PERCENT),
+    ("割合", Forms::PERCENT),
+    ("邮箱", Forms::EMAIL),
+    ("地址", Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0)),
+    ("链接", Forms::URL),
+    ("频道", Forms::CHANNEL),
+    ("主机", Forms::HOST),
+    ("端口", Forms::PORT),
+    ("比例", Forms::PERCENT),
 ];
 
 /// The forms of value an analyzed question term asks for (none for most).
@@ -1427,6 +1446,8 @@ mod tests {
         );
         assert_eq!(forms_named("port"), Forms::PORT);
         assert_eq!(forms_named("rate"), Forms::PERCENT);
+        assert_eq!(forms_named("주소"), forms_named("address"));
+        assert_eq!(forms_named("端口"), Forms::PORT);
     }
 
     #[test]
