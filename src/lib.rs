@@ -30,7 +30,7 @@
 //! | what a wikilink or a note name leads to (note pages, MCP `read_note`) | `brain/names.rs` |
 //! | tokenizing, stemming, Korean/CJK bigrams and single characters | `index/analyzer.rs` |
 //! | ranking and snippets | `index/search.rs`, `index/rank.rs` (notes, word pairs), `index/impacts.rs` |
-//! | how a question is decided | `research/decider.rs`; what a question asks for (kind, technical shape) and what a sentence offers: `research/question.rs`; a new kind of decider: `research/deciders.rs` |
+//! | how a question is decided | `research/decider.rs`; what a question asks for (kind, technical shape, value forms, dates) and what a sentence offers: `research/question.rs`; a new kind of decider: `research/deciders.rs` |
 //! | the format of written answers | `knowledge/note.rs` |
 //! | a limit on what callers send | `limits.rs` (the OpenAPI document follows) |
 //! | a use case, for every way in at once | `app/mod.rs` |

@@ -85,7 +85,6 @@ fn word_id(term: &str) -> WordId {
     xxh3_64(term.as_bytes())
 }
 
-/// Two words in this order, as one hash.
 /// A day of the year as one term, however a text writes it ("2026-10-12",
 /// "October 12", "12 Oct"): no analyzed word starts with a NUL.
 fn day_term(month: u32, day: u32) -> String {
@@ -99,6 +98,7 @@ fn day_ids(text: &str) -> impl Iterator<Item = WordId> {
         .map(|d| word_id(&day_term(d.month, d.day)))
 }
 
+/// Two words in this order, as one hash.
 fn pair_id(first: &str, second: &str) -> WordId {
     let mut hasher = Xxh3::new();
     hasher.update(first.as_bytes());
@@ -403,7 +403,6 @@ fn context_lines(table_row: &[bool], title_like: &[bool]) -> Vec<Option<usize>> 
     out
 }
 
-/// The sorted, de-duplicated ids of words.
 /// `ids` (sorted, [`word_ids`]) with the days of the year `text` names.
 fn with_days(mut ids: Vec<WordId>, text: &str) -> Vec<WordId> {
     let before = ids.len();
@@ -415,6 +414,7 @@ fn with_days(mut ids: Vec<WordId>, text: &str) -> Vec<WordId> {
     ids
 }
 
+/// The sorted, de-duplicated ids of words.
 fn word_ids<'a>(terms: impl Iterator<Item = &'a String>) -> Vec<WordId> {
     let mut ids: Vec<WordId> = terms.map(|t| word_id(t)).collect();
     ids.sort_unstable();

@@ -5,7 +5,10 @@
 //! answer it, however many words it shares with the question. The question
 //! words themselves ("when", "언제", "いつ") and Korean particles and polite
 //! endings ("-는", "-인가요") never appear in the answer, so they are left out
-//! of the terms a sentence must cover.
+//! of the terms a sentence must cover. A noun that names a value's form
+//! ("email address", "port") is said by a value of that form
+//! ([`Forms`]), and a date is one term however it is written
+//! ([`days_named`]).
 
 use std::sync::LazyLock;
 
@@ -572,6 +575,7 @@ static HOW_ADJECTIVE: LazyLock<Regex> = LazyLock::new(|| {
 static YEAR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?-u:\b)(1[0-9]{3}|20[0-9]{2})s?(?-u:\b)").expect("static regex")
 });
+
 /// A day of the year a text names, in any of the ways notes and questions
 /// write one: "2026-10-12", "October 12", "Oct. 12th", "12 October",
 /// "10월 12일", "10月12日".
@@ -847,18 +851,17 @@ impl std::ops::BitOrAssign for Forms {
     }
 }
 
+/// What an "address" is: of mail, of a web page or of a machine.
+const ADDRESS: Forms = Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0);
+
 /// The nouns that ask for a value of a form, and the forms that answer
-/// them ("address": of mail, of a web page or of a machine). Korean and
-/// Chinese ones are read as the analyzer reads them, in pairs of
-/// characters; a Japanese word in katakana would give pairs that many
-/// other words share ("ール" of "メール" and "ルール"), so there are none.
+/// them. Korean and Chinese ones are read as the analyzer reads them, in
+/// pairs of characters; a Japanese word in katakana would give pairs that
+/// many other words share ("ール" of "メール" and "ルール"), so there are none.
 const FORM_NOUNS: &[(&str, Forms)] = &[
     ("email", Forms::EMAIL),
     ("mail", Forms::EMAIL),
-    (
-        "address",
-        Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0),
-    ),
+    ("address", ADDRESS),
     ("url", Forms::URL),
     ("link", Forms::URL),
     ("website", Forms::URL),
@@ -875,7 +878,7 @@ const FORM_NOUNS: &[(&str, Forms)] = &[
     ("proportion", Forms::PERCENT),
     ("이메일", Forms::EMAIL),
     ("메일", Forms::EMAIL),
-    ("주소", Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0)),
+    ("주소", ADDRESS),
     ("링크", Forms::URL),
     ("채널", Forms::CHANNEL),
     ("포트", Forms::PORT),
@@ -883,7 +886,7 @@ const FORM_NOUNS: &[(&str, Forms)] = &[
     ("퍼센트", Forms::PERCENT),
     ("割合", Forms::PERCENT),
     ("邮箱", Forms::EMAIL),
-    ("地址", Forms(Forms::EMAIL.0 | Forms::URL.0 | Forms::HOST.0)),
+    ("地址", ADDRESS),
     ("链接", Forms::URL),
     ("频道", Forms::CHANNEL),
     ("主机", Forms::HOST),
