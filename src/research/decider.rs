@@ -878,7 +878,8 @@ pub fn score_candidates(
             section.path, section.title, section.heading
         ))
     };
-    let mut asked_names = super::question::code_names(&question.question);
+    let code_names = super::question::code_names(&question.question);
+    let mut asked_names = code_names.clone();
     asked_names.extend(super::question::proper_names(&question.question));
     let passages_said: Vec<String> = if asked_names.is_empty() {
         Vec::new()
@@ -907,7 +908,12 @@ pub fn score_candidates(
             0.0
         };
         let answerable = super::qa::answers_by_words(section);
-        for (i, (sentence, mut features)) in score_sentences(question, &tokens[at])
+        // A note whose title is a thing the question names as code
+        // ("ledger-sink") is about it: each of its sentences is.
+        let about_named = code_names
+            .iter()
+            .any(|n| super::question::alphanumeric_lower(&section.title) == *n);
+        for (i, (sentence, mut features)) in score_sentences(question, &tokens[at], about_named)
             .into_iter()
             .enumerate()
         {
@@ -1041,6 +1047,7 @@ fn leans_on_previous(sentence: &str) -> bool {
 fn score_sentences(
     question: &QuestionTerms,
     tokens: &SectionTokens,
+    about_named: bool,
 ) -> Vec<(ScoredSentence, Features)> {
     let spans = &tokens.spans;
     let asked = &question.asked;
@@ -1126,7 +1133,7 @@ fn score_sentences(
                 heading += weight;
             }
             if (i..=listed).any(|j| has[j * n + k])
-                || (asked_field && around_has[k])
+                || ((asked_field || about_named) && around_has[k])
                 || question.forms[k].meets(shown)
             {
                 own += weight;
@@ -1685,6 +1692,33 @@ mod tests {
         // A field the question does not name keeps its title as context.
         let (role, _) = candidate_saying(&found, "Role:");
         assert!(role.features[1] < 0.5, "{:?}", role.features);
+    }
+
+    /// A note titled with a thing the question names as code is about it:
+    /// each of its sentences has the title's words as its own.
+    #[test]
+    fn a_note_titled_with_an_asked_code_name_is_about_it() {
+        let (_temp, index) = crate::index::indexed_brain(&[
+            (
+                "Projects/ledger-sink.md",
+                "# ledger-sink\n\nledger-sink is the data team's exporter.\n\nWritten in Go 1.23.\n",
+            ),
+            (
+                "Projects/ledger-sync.md",
+                "# ledger-sync\n\nWritten in Rust.\n",
+            ),
+        ]);
+        let question =
+            Weights::new(&index).question_terms("What language is ledger-sink written in?");
+        let found = score_candidates(&index, &question, &[], false);
+        let (go, _) = candidate_saying(&found, "Written in Go");
+        let (exporter, _) = candidate_saying(&found, "exporter");
+        assert!(
+            go.features[1] > exporter.features[1],
+            "{:?} {:?}",
+            go.features,
+            exporter.features
+        );
     }
 
     /// A date is one term however it is written: "October 12" in the
