@@ -913,6 +913,7 @@ pub fn score_candidates(
         let about_named = code_names
             .iter()
             .any(|n| super::question::alphanumeric_lower(&section.title) == *n);
+        let swapped = swapped_word(question, &section.heading);
         for (i, (sentence, mut features)) in score_sentences(question, &tokens[at], about_named)
             .into_iter()
             .enumerate()
@@ -947,6 +948,12 @@ pub fn score_candidates(
             let answer = &section.text[s..e];
             if names_another(&asked_triples, answer) {
                 continue;
+            }
+            if let Some(word) = &swapped {
+                let said = with_analyzer(|a| analyze(a, answer));
+                if !said.iter().any(|t| t.text == *word) {
+                    continue;
+                }
             }
             let mut sentence = sentence;
             if sentence.term.is_none()
@@ -1313,6 +1320,46 @@ fn names_another(asked: &[[String; 3]], answer: &str) -> bool {
                 .iter()
                 .any(|[f, m, l]| f == first && l == last && !one_word_two_ways(m, middle))
     })
+}
+
+/// The question's word that a passage answering another question has in
+/// place of another: its own heading asks the asked question with one
+/// informative word swapped ("Which *database* should the analytics service
+/// use?" for "Which *cache* …", a user's answer written back under its
+/// question), not as another spelling of it. Such a passage answers the
+/// question only with a sentence that says the word.
+fn swapped_word(question: &QuestionTerms, heading: &str) -> Option<String> {
+    let theirs = own_heading(heading).trim();
+    if !theirs.ends_with(['?', '？']) {
+        return None;
+    }
+    // Single letters ("Q." before a written-back question) say nothing.
+    let theirs: HashSet<String> = with_analyzer(|a| analyze(a, &informative_text(theirs)))
+        .into_iter()
+        .map(|t| t.text)
+        .filter(|t| t.chars().count() > 1 && !is_stopword(t))
+        .collect();
+    let ours: Vec<&str> = question
+        .terms
+        .iter()
+        .map(|(t, _)| t.as_str())
+        .filter(|t| !t.starts_with('\0'))
+        .collect();
+    let missing: Vec<&str> = ours
+        .iter()
+        .copied()
+        .filter(|t| !theirs.contains(*t))
+        .collect();
+    let extra: Vec<&String> = theirs
+        .iter()
+        .filter(|t| !ours.contains(&t.as_str()))
+        .collect();
+    match (missing.as_slice(), extra.as_slice()) {
+        ([word], [other]) if ours.len() >= 3 && !one_word_two_ways(word, other) => {
+            Some(word.to_string())
+        }
+        _ => None,
+    }
 }
 
 /// Whether two analyzed words may be one word written two ways: the same
@@ -1692,6 +1739,36 @@ mod tests {
         // A field the question does not name keeps its title as context.
         let (role, _) = candidate_saying(&found, "Role:");
         assert!(role.features[1] < 0.5, "{:?}", role.features);
+    }
+
+    /// A passage under a question with one word swapped for the asked
+    /// one's answers another question, unless it says the asked word.
+    #[test]
+    fn an_answer_to_a_question_with_another_word_is_no_candidate() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "Clarifications.md",
+            "# Clarifications\n\n## Q. Which database should the analytics service use?\n\nThe analytics service uses ClickHouse Cloud.\n\n## Q. Which colour should the primary button use?\n\nThe primary button is teal.\n",
+        )]);
+        let answers = |asked: &str| candidate_answers(&index, asked);
+        assert!(answers("Which database should the analytics service use?")
+            .iter()
+            .any(|a| a.contains("ClickHouse")));
+        assert!(!answers("Which cache should the analytics service use?")
+            .iter()
+            .any(|a| a.contains("ClickHouse")));
+        // Another spelling of the word is the same question.
+        assert!(answers("Which color should the primary button use?")
+            .iter()
+            .any(|a| a.contains("teal")));
+        assert_eq!(
+            swapped_word(
+                &Weights::new(&index)
+                    .question_terms("Which cache should the analytics service use?"),
+                "Clarifications › Q. Which database should the analytics service use?"
+            )
+            .as_deref(),
+            Some("cach")
+        );
     }
 
     /// A note titled with a thing the question names as code is about it:
