@@ -1050,7 +1050,9 @@ fn leans_on_previous(sentence: &str) -> bool {
 
 /// Scores every sentence of a passage: the prior score (IDF coverage with
 /// the answer-kind penalties, plus the question's word pairs it says) and
-/// the features a sentence has on its own.
+/// the features a sentence has on its own. `about_named`: the passage's
+/// note is titled with a thing the question names as code, so its title's
+/// and heading's words are each sentence's own.
 fn score_sentences(
     question: &QuestionTerms,
     tokens: &SectionTokens,
