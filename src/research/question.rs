@@ -618,10 +618,10 @@ static NAMED_DAY: LazyLock<Regex> = LazyLock::new(|| {
 /// The days of the year `text` names.
 pub fn days_named(text: &str) -> Vec<NamedDay> {
     let month_number = |name: &str| {
-        let name = name.to_lowercase();
+        let start: String = name.to_lowercase().chars().take(3).collect();
         MONTHS
             .iter()
-            .position(|m| m.starts_with(&name[..name.len().min(3)]))
+            .position(|m| m.starts_with(&start))
             .map(|i| i as u32 + 1)
     };
     NAMED_DAY
@@ -1420,6 +1420,20 @@ mod tests {
         // No day: a verb before a number, a version, a month alone, a
         // thirteenth month.
         assert!(days("You may 2 times retry; v1.2.3; in October; 2026-13-01").is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any text, "ſ" and "K" (which match "s" and "k" ignoring case)
+        /// among it, is read for days and forms without a panic, and every
+        /// day found is a real one within the text.
+        #[test]
+        fn days_and_forms_read_any_text(text in "[a-zA-Z0-9 .,:@#/%ſK월일月日년-]{0,40}") {
+            for day in days_named(&text) {
+                proptest::prop_assert!((1..=12).contains(&day.month) && (1..=31).contains(&day.day));
+                proptest::prop_assert!(text.get(day.span.0..day.span.1).is_some());
+            }
+            let _ = value_forms(&text);
+        }
     }
 
     #[test]
