@@ -1603,10 +1603,15 @@ mod tests {
         assert!(prior_confidence(&best.features) < best.features[PRIOR]);
     }
 
+    /// The candidates `asked` gets from `index`, best first.
+    fn candidates_for(index: &crate::index::Index, asked: &str) -> Candidates {
+        let question = Weights::new(index).question_terms(asked);
+        score_candidates(index, &question, &[], false)
+    }
+
     /// The answers of the candidates `asked` gets from `index`, best first.
     fn candidate_answers(index: &crate::index::Index, asked: &str) -> Vec<String> {
-        let question = Weights::new(index).question_terms(asked);
-        let found = score_candidates(index, &question, &[], false);
+        let found = candidates_for(index, asked);
         found
             .candidates
             .iter()
@@ -1726,8 +1731,7 @@ mod tests {
                 "# Review\n\nAttendees: Maria Lopez, Tom Becker.\n",
             ),
         ]);
-        let question = Weights::new(&index).question_terms("What timezone is Maria Lopez in?");
-        let found = score_candidates(&index, &question, &[], false);
+        let found = candidates_for(&index, "What timezone is Maria Lopez in?");
         let best = &found.candidates[0];
         let (s, e) = best.sentence.span;
         assert_eq!(
@@ -1787,9 +1791,7 @@ mod tests {
                 "# ledger-sync\n\nWritten in Rust.\n",
             ),
         ]);
-        let question =
-            Weights::new(&index).question_terms("What language is ledger-sink written in?");
-        let found = score_candidates(&index, &question, &[], false);
+        let found = candidates_for(&index, "What language is ledger-sink written in?");
         let (go, _) = candidate_saying(&found, "Written in Go");
         let (exporter, _) = candidate_saying(&found, "exporter");
         assert!(
@@ -1811,9 +1813,7 @@ mod tests {
             ),
             ("Daily/2026-10-13.md", "# 2026-10-13\n\nOn call this week. Quiet.\n"),
         ]);
-        let question =
-            Weights::new(&index).question_terms("Who is primary the week of October 12?");
-        let found = score_candidates(&index, &question, &[], false);
+        let found = candidates_for(&index, "Who is primary the week of October 12?");
         let (best, _) = candidate_saying(&found, "Jun-ho Park");
         let (other, _) = candidate_saying(&found, "Maria Lopez");
         assert!(
@@ -1840,8 +1840,7 @@ mod tests {
             ),
         ]);
         let own = |asked: &str, words: &str| {
-            let question = Weights::new(&index).question_terms(asked);
-            let found = score_candidates(&index, &question, &[], false);
+            let found = candidates_for(&index, asked);
             candidate_saying(&found, words).0.features[1]
         };
         assert_eq!(
@@ -1873,9 +1872,7 @@ mod tests {
             "Runbooks/Deploy.md",
             "# Deploy\n\nSync:\n\n```sh\nargocd app sync ledger-prod\n```\n",
         )]);
-        let question =
-            Weights::new(&index).question_terms("Which command syncs ledger-prod in argocd?");
-        let found = score_candidates(&index, &question, &[], false);
+        let found = candidates_for(&index, "Which command syncs ledger-prod in argocd?");
         let (opener, answer) = candidate_saying(&found, "Sync:");
         assert!(answer.contains("argocd app sync"), "{answer:?}");
         assert!(opener.features[1] > 0.9, "{:?}", opener.features);
@@ -1897,8 +1894,7 @@ mod tests {
                 "# Teams\n\nThe manager Maria Chen reports to is the one below.\nPriya Nair, head of product.\n",
             ),
         ]);
-        let question = Weights::new(&index).question_terms("Who is Maria Chen's manager?");
-        let found = score_candidates(&index, &question, &[], false);
+        let found = candidates_for(&index, "Who is Maria Chen's manager?");
         let (field, answer) = candidate_saying(&found, "Product manager");
         assert_eq!(answer.trim(), "Product manager: Maria Chen.");
         assert_eq!(field.features[5], 0.0, "no one else is named");
