@@ -451,7 +451,7 @@ pub fn informative_text(question: &str) -> String {
     for word in question.split_whitespace() {
         let word = word.trim_matches(|c: char| !c.is_alphanumeric());
         if !word.chars().any(super::super::index::analyzer::is_cjk) {
-            words.push(word.to_string());
+            words.push(without_clitic(word).to_string());
             continue;
         }
         let word = CJK_QUESTION_PART.replace_all(word, " ");
@@ -465,6 +465,18 @@ pub fn informative_text(question: &str) -> String {
         }
     }
     words.join(" ")
+}
+
+/// A word without its possessive or contracted "'s" ("Ana's" → "Ana",
+/// "What's" → "What"): the analyzer would make a term "s" of it, which no
+/// answer says ("Ana Ruiz | ana@acme.dev" for "What is Ana's email?") and
+/// which weighs as much as a rare word.
+fn without_clitic(word: &str) -> &str {
+    ["'s", "’s", "'S", "’S"]
+        .iter()
+        .find_map(|clitic| word.strip_suffix(clitic))
+        .filter(|rest| rest.ends_with(char::is_alphanumeric))
+        .unwrap_or(word)
 }
 
 /// Korean endings of a plain or polite question that end a word ("명이에요",
@@ -1483,6 +1495,19 @@ mod tests {
 
     #[test]
     fn informative_text_drops_question_words_and_particles() {
+        // A possessive or contracted "'s" is no word of its own.
+        assert_eq!(
+            informative_text("What is Ana's email?"),
+            "What is Ana email"
+        );
+        assert_eq!(
+            informative_text("What’s the brand color?"),
+            "What the brand color"
+        );
+        assert_eq!(
+            informative_text("Is it the users' choice?"),
+            "Is it the users choice"
+        );
         assert_eq!(informative_text("배포는 언제 하나요?"), "배포");
         assert_eq!(
             informative_text("결제 서비스 담당자는 누구인가요?"),
