@@ -151,7 +151,7 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
 
 /// How a passage's text starts a task item, open or done, as Obsidian
 /// shows its box.
-const OPEN_TASK: &str = "[ ] ";
+pub const OPEN_TASK: &str = "[ ] ";
 const DONE_TASK: &str = "[x] ";
 
 /// Obsidian's comment marks: `%%hidden%%` inline, or around whole lines.

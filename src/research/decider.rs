@@ -194,12 +194,16 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         .iter()
         .map(|&(s, e)| unstruck(&text[s..e], s, &struck_at))
         .collect();
+    // An open item states nothing, and its words say nothing of the
+    // sentences beside it either ("Alerts go to #ops-alerts" after "TODO:
+    // decide the alert threshold").
+    let open: Vec<bool> = said.iter().map(|s| is_open_item(s)).collect();
     let (words, content, pairs, around) = with_analyzer(|analyzer| {
         let mut words = Vec::with_capacity(spans.len());
         let mut content = Vec::with_capacity(spans.len());
         let mut pairs = Vec::with_capacity(spans.len());
-        for sentence in &said {
-            let sentence = sentence.as_ref();
+        for (sentence, &open) in said.iter().zip(&open) {
+            let sentence = if open { "" } else { sentence.as_ref() };
             let tokens = analyze(analyzer, sentence);
             let mut ids: Vec<WordId> = pairs_of(sentence, &tokens)
                 .map(|(a, b)| pair_id(a, b))
@@ -235,7 +239,8 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let context_line = context_lines(&table_row, &title_like);
     let asks: Vec<bool> = sentences()
         .zip(&table_row)
-        .map(|(sentence, &row)| !row && is_question(sentence))
+        .zip(&open)
+        .map(|((sentence, &row), &open)| open || (!row && is_question(sentence)))
         .collect();
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
@@ -327,6 +332,25 @@ fn is_question(sentence: &str) -> bool {
             '"', '\'', ')', ']', '”', '’', '*', '_', '~', '」', '』', '）',
         ])
         .ends_with(['?', '？'])
+}
+
+/// True for an open item: a to-do ("TODO: decide the alert threshold",
+/// "FIXME …") or a task not done ("[ ] ask Ben about the dashboard"). It
+/// says what is still to be done or decided, not what is so: like a
+/// question, it is never an answer.
+fn is_open_item(sentence: &str) -> bool {
+    let sentence = sentence.trim_start();
+    if sentence.starts_with(crate::brain::parse::OPEN_TASK) {
+        return true;
+    }
+    let word_end = sentence
+        .find(|c: char| !c.is_alphanumeric())
+        .unwrap_or(sentence.len());
+    let (word, rest) = sentence.split_at(word_end);
+    // "TODO decide …", or "Todo: decide …"; not "todo list apps …".
+    ["TODO", "FIXME"]
+        .iter()
+        .any(|&mark| word == mark || (word.eq_ignore_ascii_case(mark) && rest.starts_with(':')))
 }
 
 /// True when a line ends like a statement (or opens a list).
@@ -1745,6 +1769,51 @@ mod tests {
         // A field the question does not name keeps its title as context.
         let (role, _) = candidate_saying(&found, "Role:");
         assert!(role.features[1] < 0.5, "{:?}", role.features);
+    }
+
+    /// A to-do or an open task says what is still to be decided: it is no
+    /// answer, and its words are not those of the lines beside it.
+    #[test]
+    fn an_open_item_is_no_answer_nor_context() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "alerts.md",
+            "# Alerts\n\n\
+             - TODO: decide the alert threshold for the checkout latency.\n\
+             - Alerts go to #ops-alerts in Slack.\n\
+             - [ ] Set the retention period for the alert history.\n\
+             - [x] Route the alerts to PagerDuty.\n\
+             - Todo list apps are not used for alerts.\n",
+        )]);
+        for (asked, open) in [
+            (
+                "What is the alert threshold for checkout latency?",
+                "threshold",
+            ),
+            (
+                "What is the retention period of the alert history?",
+                "retention",
+            ),
+        ] {
+            let found = candidates_for(&index, asked);
+            let text = |c: &Candidate| {
+                let (s, e) = c.sentence.span;
+                &found.sections[c.section].text[s..e]
+            };
+            assert!(
+                found.candidates.iter().all(|c| !text(c).contains(open)),
+                "{asked}"
+            );
+            // The lines beside the open item get none of its words.
+            for c in &found.candidates {
+                assert!(c.features[0] < 0.5, "{asked}: {} {:?}", text(c), c.features);
+            }
+        }
+        // Done tasks, and a sentence that only starts with the word, state
+        // what is so.
+        let found = candidates_for(&index, "Where are the alerts routed?");
+        candidate_saying(&found, "PagerDuty");
+        let found = candidates_for(&index, "Are todo list apps used?");
+        candidate_saying(&found, "Todo list apps");
     }
 
     /// A passage under a question with one word swapped for the asked
