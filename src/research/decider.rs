@@ -1160,12 +1160,16 @@ fn score_sentences(
         let shown = tokens.offers[i..=listed]
             .iter()
             .fold(Forms::default(), |forms, o| forms | o.forms());
+        // A table row says its cells under their columns' names ("role:
+        // SRE"): the header row's words are its own.
+        let header = context.filter(|&c| tokens.table_row[i] && tokens.table_row[c]);
         for (k, (_, weight)) in question.terms.iter().enumerate() {
             let in_context = around_has[k] || context.is_some_and(|c| has[c * n + k]);
             if in_context {
                 heading += weight;
             }
             if (i..=listed).any(|j| has[j * n + k])
+                || header.is_some_and(|c| has[c * n + k])
                 || ((asked_field || about_named) && around_has[k])
                 || question.forms[k].meets(shown)
             {
@@ -1769,6 +1773,24 @@ mod tests {
         // A field the question does not name keeps its title as context.
         let (role, _) = candidate_saying(&found, "Role:");
         assert!(role.features[1] < 0.5, "{:?}", role.features);
+    }
+
+    /// A table row says its cells under their columns' names: the header's
+    /// words are the row's own, and the row the question names says all of
+    /// them.
+    #[test]
+    fn a_table_row_says_its_header() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "team.md",
+            "# Team\n\n| name | role | slack |\n|---|---|---|\n\
+             | Ana Ruiz | backend lead | @ana |\n\
+             | Ben Okafor | SRE | @benok |\n",
+        )]);
+        let found = candidates_for(&index, "What is Ben's role?");
+        let (ben, _) = candidate_saying(&found, "Ben Okafor");
+        let (ana, _) = candidate_saying(&found, "Ana Ruiz");
+        assert!(ben.features[1] > 0.99, "{:?}", ben.features);
+        assert!(ana.features[1] < 0.6, "{:?}", ana.features);
     }
 
     /// A to-do or an open task says what is still to be decided: it is no
