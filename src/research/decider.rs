@@ -34,7 +34,7 @@ use crate::index::{Corpus, PassageKey, SearchFilter, SectionHit};
 use super::context::cut_on_word;
 use super::model;
 use super::question::{
-    days_named, field_label, forms_named, informative_text, type_noun, AnswerKind, Asked, Forms,
+    days_named, field_label, forms_asked, informative_text, type_noun, AnswerKind, Asked, Forms,
     Offers, MONTHS,
 };
 use super::sentences::sentence_spans;
@@ -608,7 +608,13 @@ impl<'a> Weights<'a> {
             pair_ids,
             joined,
             ids: terms.iter().map(|(t, _)| word_id(t)).collect(),
-            forms: terms.iter().map(|(t, _)| forms_named(t)).collect(),
+            forms: {
+                let asked = forms_asked(question);
+                terms
+                    .iter()
+                    .map(|(t, _)| asked.get(t).copied().unwrap_or_default())
+                    .collect()
+            },
             terms,
         }
     }

@@ -906,6 +906,37 @@ const FORM_NOUNS: &[(&str, Forms)] = &[
     ("比例", Forms::PERCENT),
 ];
 
+/// The forms of value the question's words ask for, by analyzed term: a
+/// word written as the noun ("host", "hosts"; not "hosted" or "hosting",
+/// which the analyzer makes the same term: "Where is the website hosted?"
+/// asks for no host name). A CJK word is read as the analyzer reads it.
+pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
+    let mut asked = std::collections::HashMap::new();
+    let words = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    for word in words {
+        let lower = word.to_lowercase();
+        let noun = |n: &str| {
+            lower == n || [lower.strip_suffix('s'), lower.strip_suffix("es")].contains(&Some(n))
+        };
+        let cjk = word.chars().any(crate::index::analyzer::is_cjk);
+        if !cjk && !FORM_NOUNS.iter().any(|&(n, _)| noun(n)) {
+            continue;
+        }
+        for term in
+            crate::index::analyzer::with_analyzer(|a| crate::index::analyzer::analyze(a, word))
+        {
+            let forms = forms_named(&term.text);
+            if forms != Forms::default() {
+                let known: &mut Forms = asked.entry(term.text).or_default();
+                *known |= forms;
+            }
+        }
+    }
+    asked
+}
+
 /// The forms of value an analyzed question term asks for (none for most).
 pub fn forms_named(term: &str) -> Forms {
     static NAMED: LazyLock<std::collections::HashMap<String, Forms>> = LazyLock::new(|| {
@@ -1477,6 +1508,18 @@ mod tests {
         assert_eq!(forms_named("rate"), Forms::PERCENT);
         assert_eq!(forms_named("주소"), forms_named("address"));
         assert_eq!(forms_named("端口"), Forms::PORT);
+        // A noun asks for its form; the verb the analyzer makes the same
+        // term of does not.
+        let term = |word: &str| {
+            crate::index::analyzer::with_analyzer(|a| crate::index::analyzer::analyze(a, word))[0]
+                .text
+                .clone()
+        };
+        let asked = forms_asked("Which hosts and ports? What is the 포트?");
+        assert_eq!(asked.get(&term("hosts")), Some(&Forms::HOST));
+        assert_eq!(asked.get(&term("ports")), Some(&Forms::PORT));
+        assert_eq!(asked.get("포트"), Some(&Forms::PORT));
+        assert!(forms_asked("Where is the app hosted, and who is it shared with?").is_empty());
     }
 
     #[test]
