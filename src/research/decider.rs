@@ -401,6 +401,52 @@ fn own_heading(heading: &str) -> &str {
         .unwrap_or_default()
 }
 
+/// Words after which a sentence names its topic, not a fact of it.
+const TOPIC_MARKERS: &[&str] = &["about", "regarding", "concerning"];
+
+/// Most words of a topic a sentence ends on ("… about the API rate limit.").
+const MAX_TOPIC_WORDS: usize = 6;
+
+/// True for a sentence that says the question's words only in the topic it
+/// ends on ("Meeting with Ana about the API rate limit." for "What is the API
+/// rate limit?"): it says that something was about the asked thing, nothing
+/// of what it is. A topic with a number in it ("… about the limit of 100
+/// requests") may say what it is, and is not read so.
+fn names_as_topic(question: &QuestionTerms, sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let Some(at) = TOPIC_MARKERS
+        .iter()
+        .filter_map(|m| {
+            lower
+                .match_indices(m)
+                .filter(|&(i, _)| {
+                    let before = lower[..i].chars().next_back();
+                    let after = lower[i + m.len()..].chars().next();
+                    !before.is_some_and(char::is_alphanumeric) && after == Some(' ')
+                })
+                .map(|(i, _)| i + m.len())
+                .last()
+        })
+        .max()
+    else {
+        return false;
+    };
+    let (before, topic) = sentence.split_at(at);
+    if topic.split_whitespace().count() > MAX_TOPIC_WORDS
+        || topic.contains(|c: char| c.is_ascii_digit())
+    {
+        return false;
+    }
+    let said = |text: &str| {
+        let terms = with_analyzer(|a| analyze(a, text));
+        question
+            .ids
+            .iter()
+            .any(|id| terms.iter().any(|t| word_id(&t.text) == *id))
+    };
+    said(topic) && !said(before)
+}
+
 /// True for the first row of a table that has rows below it.
 fn is_header_row(tokens: &SectionTokens, i: usize) -> bool {
     tokens.table_row[i] && tokens.context_line.get(i + 1).copied().flatten() == Some(i)
@@ -958,6 +1004,7 @@ pub fn score_candidates(
                 || t.asks[i]
                 || is_header_row(t, i)
                 || !answerable
+                || names_as_topic(question, &section.text[t.spans[i].0..t.spans[i].1])
             {
                 continue;
             }
@@ -1797,6 +1844,30 @@ mod tests {
         let (ana, _) = candidate_saying(&found, "Ana Ruiz");
         assert!(ben.features[1] > 0.99, "{:?}", ben.features);
         assert!(ana.features[1] < 0.6, "{:?}", ana.features);
+    }
+
+    /// A sentence that ends on the asked thing as its topic says nothing of
+    /// what it is; one that says more of it, or names it before, may.
+    #[test]
+    fn a_sentence_about_the_asked_thing_is_no_answer() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "2026-11-21.md",
+            "# 2026-11-21\n\nMeeting with Ana about the API rate limit.\n\n\
+             Ben wrote to us regarding the deploy window of 10:00 to 12:00.\n\n\
+             The retry policy concerning webhooks is three tries.\n",
+        )]);
+        let answers = candidate_answers(&index, "What is the API rate limit?");
+        assert!(
+            answers.iter().all(|a| !a.contains("Meeting")),
+            "{answers:?}"
+        );
+        let answers = candidate_answers(&index, "What is the deploy window?");
+        assert!(answers.iter().any(|a| a.contains("10:00")), "{answers:?}");
+        let answers = candidate_answers(&index, "What is the retry policy for webhooks?");
+        assert!(
+            answers.iter().any(|a| a.contains("three tries")),
+            "{answers:?}"
+        );
     }
 
     /// A to-do or an open task says what is still to be decided: it is no
