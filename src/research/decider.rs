@@ -413,7 +413,9 @@ const MAX_TOPIC_WORDS: usize = 6;
 /// of what it is. A topic with a number in it ("… about the limit of 100
 /// requests") may say what it is, and is not read so.
 fn names_as_topic(question: &QuestionTerms, sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    // ASCII only, so that an offset in it is one in the sentence ("İ" is
+    // longer in lower case).
+    let lower = sentence.to_ascii_lowercase();
     let Some(at) = TOPIC_MARKERS
         .iter()
         .filter_map(|m| {
@@ -1868,6 +1870,22 @@ mod tests {
             answers.iter().any(|a| a.contains("three tries")),
             "{answers:?}"
         );
+    }
+
+    proptest::proptest! {
+        /// Any sentence, with letters longer or shorter in lower case
+        /// among it ("İ", "ẞ"), is read for a topic without a panic.
+        #[test]
+        fn any_sentence_is_read_for_a_topic(sentence in "[a-zA-Z0-9 .,İẞΣ]{0,12}(about|Regarding|concerning) [a-zA-Z İẞ]{0,20}") {
+            static QUESTION: LazyLock<QuestionTerms> = LazyLock::new(|| {
+                let (_temp, index) = crate::index::indexed_brain(&[(
+                    "a.md",
+                    "# A\n\nThe API rate limit is 100.\n",
+                )]);
+                Weights::new(&index).question_terms("What is the API rate limit?")
+            });
+            let _ = names_as_topic(&QUESTION, &sentence);
+        }
     }
 
     /// A to-do or an open task says what is still to be decided: it is no
