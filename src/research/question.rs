@@ -938,7 +938,7 @@ pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
 }
 
 /// The forms of value an analyzed question term asks for (none for most).
-pub fn forms_named(term: &str) -> Forms {
+fn forms_named(term: &str) -> Forms {
     static NAMED: LazyLock<std::collections::HashMap<String, Forms>> = LazyLock::new(|| {
         let mut analyzer = crate::index::analyzer::text_analyzer();
         FORM_NOUNS
