@@ -470,7 +470,62 @@ impl Tokenizer for MixedScriptTokenizer {
     }
 }
 
+/// Where a letter marked inside a word ends: `[l]ist`, `g[z]ipped`,
+/// `E[x]tract` (a command's mnemonic, as tldr pages write them) are the
+/// words "list", "gzipped" and "extract". `at` is a `[`; the mark is one to
+/// three ASCII letters (not a citation's number, `[12]These`), and a letter
+/// or digit follows it (so not `array[i]`, a task's `[x]` or a link's
+/// `[text](…)`).
+fn marked_letters_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if bytes.get(at) != Some(&b'[') {
+        return None;
+    }
+    let inner = &bytes[at + 1..];
+    let len = inner
+        .iter()
+        .take(4)
+        .position(|b| !b.is_ascii_alphabetic())?;
+    let close = at + 1 + len;
+    ((1..=3).contains(&len)
+        && bytes[close] == b']'
+        && bytes
+            .get(close + 1)
+            .is_some_and(|&b| ASCII_WORD[b as usize]))
+    .then_some(close + 1)
+}
+
 impl MixedScriptStream<'_> {
+    /// Length of the run of ASCII letters and digits at `at`.
+    fn ascii_run(&self, at: usize) -> usize {
+        let rest = &self.text.as_bytes()[at..];
+        rest.iter()
+            .position(|&b| !ASCII_WORD[b as usize])
+            .unwrap_or(rest.len())
+    }
+
+    /// A word with letters marked inside it, from `from` (a letter or the
+    /// `[` of a mark) to `to`, where the word so far ends: the word goes on
+    /// through every mark and the letters after it, and is given without
+    /// the brackets.
+    fn emit_marked(&mut self, from: usize, mut to: usize) -> bool {
+        let bytes = self.text.as_bytes();
+        self.token.text.clear();
+        self.token.text.push_str(&self.text[from..to]);
+        while let Some(after) = marked_letters_end(bytes, to) {
+            self.token.text.push_str(&self.text[to + 1..after - 1]);
+            let run = self.ascii_run(after);
+            self.token.text.push_str(&self.text[after..after + run]);
+            to = after + run;
+        }
+        self.at = to;
+        self.token.offset_from = from;
+        self.token.offset_to = to;
+        self.token.position = self.made;
+        self.token.position_length = 1;
+        self.made += 1;
+        true
+    }
+
     fn emit(&mut self, from: usize, to: usize) -> bool {
         self.token.offset_from = from;
         self.token.offset_to = to;
@@ -549,18 +604,26 @@ impl TokenStream for MixedScriptStream<'_> {
                                     .find(|c| classify(c) != CharClass::Word)
                                     .unwrap_or(tail.len())
                         }
+                        Some(b'[') if marked_letters_end(bytes, start + ascii).is_some() => {
+                            return self.emit_marked(start, start + ascii);
+                        }
                         _ => ascii,
                     };
                     self.at = start + len;
                     return self.emit(start, start + len);
                 }
                 (CharClass::Other, None) => {
-                    // Skips the run of ASCII punctuation and spaces at once.
+                    // Skips the run of ASCII punctuation and spaces at once
+                    // (up to a word that starts with a marked letter).
                     self.at = end
                         + bytes[end..]
                             .iter()
                             .position(|&b| !ASCII_OTHER[b as usize])
                             .unwrap_or(bytes.len() - end);
+                    let last = self.at - 1;
+                    if marked_letters_end(bytes, last).is_some() {
+                        return self.emit_marked(last, last);
+                    }
                 }
             }
         }
@@ -880,6 +943,63 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(got, reference_tokens(&text, cjk_unigrams));
             }
+        }
+    }
+
+    #[test]
+    fn letters_marked_inside_a_word_belong_to_it() {
+        assert_eq!(
+            terms("- [l]ist, E[x]tract a g[z]ipped [f]ile [v]erbosely: [sys]tem"),
+            ["list", "extract", "a", "gzip", "file", "verbos", "system"]
+        );
+        // Not an index, a task's box, a link, a wiki link, a long mark or
+        // a citation.
+        assert_eq!(
+            terms("array[i] - [x] done [docs](url) [[Note]] [abcd]ef [12]These"),
+            ["array", "i", "x", "done", "doc", "url", "note", "abcd", "ef", "12", "these"]
+        );
+        // The token spans the marks; a pair goes on from it.
+        let text = "[c]reate a g[z]ipped archive";
+        let tokens = analyze(&mut text_analyzer(), text);
+        let spans: Vec<&str> = tokens
+            .iter()
+            .map(|t| &text[t.offset_from..t.offset_to])
+            .collect();
+        assert_eq!(spans, ["[c]reate", "a", "g[z]ipped", "archive"]);
+        assert!(adjacent(text, &tokens[2], &tokens[3]));
+    }
+
+    proptest::proptest! {
+        /// With brackets about, the words are those of the text with each
+        /// mark's brackets taken out.
+        #[test]
+        fn marks_join_the_words_they_are_in(text in "[ab1 .\\[\\]]{0,40}") {
+            let bytes = text.as_bytes();
+            let mut unmarked = String::new();
+            let mut at = 0;
+            while at < bytes.len() {
+                match marked_letters_end(bytes, at) {
+                    Some(after) => {
+                        unmarked.push_str(&text[at + 1..after - 1]);
+                        at = after;
+                    }
+                    None => {
+                        unmarked.push(bytes[at] as char);
+                        at += 1;
+                    }
+                }
+            }
+            let mut tokenizer = MixedScriptTokenizer::default();
+            let mut stream = tokenizer.token_stream(&text);
+            let mut got = Vec::new();
+            while stream.advance() {
+                got.push(stream.token().text.clone());
+            }
+            let want: Vec<String> = reference_tokens(&unmarked, false)
+                .into_iter()
+                .map(|t| t.text)
+                .collect();
+            proptest::prop_assert_eq!(got, want);
         }
     }
 

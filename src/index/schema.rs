@@ -8,7 +8,7 @@ use super::analyzer::{ANALYZER_NAME, CHARS_ANALYZER_NAME};
 
 /// Bumped whenever the schema, the analysis or what parsing stores changes;
 /// an index of another version is rebuilt from the brain.
-pub const SCHEMA_VERSION: u32 = 22;
+pub const SCHEMA_VERSION: u32 = 23;
 
 /// Name of the fast field that numbers a passage's note.
 pub const NOTE_FIELD: &str = "note";
