@@ -456,7 +456,11 @@ pub fn informative_text(question: &str) -> String {
         }
         let word = CJK_QUESTION_PART.replace_all(word, " ");
         for piece in word.split_whitespace() {
-            let piece = strip_honorific(strip_particle(strip_ending(piece)));
+            // Particles may follow one another ("환경에서만").
+            let piece = strip_particle(strip_particle(strip_ending(piece)));
+            let piece = strip_verb_ending(strip_honorific(piece));
+            let piece =
+                after_latin_particle(piece).trim_end_matches(|c: char| !c.is_alphanumeric());
             // An honorific standing alone ("이서연 님") is left over too.
             let left_over = LEFT_OF_QUESTION.contains(&piece) || KOREAN_HONORIFICS.contains(&piece);
             if !piece.is_empty() && !left_over {
@@ -502,6 +506,72 @@ fn strip_ending(word: &str) -> &str {
         .unwrap_or(word)
 }
 
+/// Endings of a verb or adjective in a request ("생략하면", "붙이려면",
+/// "쓰려는데", "싶어요", "넣어야"), longest first: what they end says how
+/// the question is put, never what it is about.
+const KOREAN_VERB_ENDINGS: &[&str] = &[
+    "하려는데",
+    "하려면",
+    "하려고",
+    "려는데",
+    "하면서",
+    "해야",
+    "하면",
+    "하고",
+    "하는",
+    "하게",
+    "되면",
+    "려면",
+    "려고",
+    "면서",
+    "어요",
+    "아요",
+    "어야",
+    "아야",
+    "는데",
+    "지만",
+    "으면",
+    "게",
+];
+
+/// A Korean word without the ending of [`KOREAN_VERB_ENDINGS`] it ends in:
+/// the noun it is made of ("생략하면" → "생략") when two syllables or more
+/// are left, else nothing (a verb of one syllable, "쓰면서", "싶어요",
+/// "넣어야": as common as the ending). Words of one or two syllables stay
+/// as they are ("화면" is no "화" + "면").
+fn strip_verb_ending(word: &str) -> &str {
+    let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
+    if !hangul || word.chars().count() < 3 {
+        return word;
+    }
+    match KOREAN_VERB_ENDINGS
+        .iter()
+        .find_map(|ending| word.strip_suffix(ending))
+    {
+        Some(stem) if stem.chars().count() >= 2 => stem,
+        Some(_) => "",
+        None => word,
+    }
+}
+
+/// A word of Latin letters or code with a Korean particle after it
+/// ("<Activity>를", "panicThreshold에") without the particle.
+fn after_latin_particle(word: &str) -> &str {
+    let Some(last) = word.chars().last() else {
+        return word;
+    };
+    let before = &word[..word.len() - last.len_utf8()];
+    let latin_before = before
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation());
+    if latin_before && KOREAN_PARTICLES.iter().any(|p| p.chars().eq([last])) {
+        before
+    } else {
+        word
+    }
+}
+
 /// What is left of a Korean word once its question word is out ("언제니",
 /// "얼마임", "언제 함", "하는지 알려줘"): endings of a plain or casual
 /// question, never a word asked about.
@@ -511,6 +581,7 @@ const LEFT_OF_QUESTION: &[&str] = &[
     "야",
     "해",
     "해요",
+    "할",
     "함",
     "임",
     "하",
@@ -1594,6 +1665,25 @@ mod tests {
         assert_eq!(informative_text("날씨는 어때요?"), "날씨 어때요");
         // Taken off a word's end only.
         assert_eq!(informative_text("죠스 포스터는 어디"), "죠스 포스터");
+        // A request's verb endings go, and a verb of one syllable with
+        // them; particles after particles, and after a word in Latin
+        // letters, too.
+        assert_eq!(
+            informative_text("<Activity>를 쓰면서 mode prop을 생략하면 어떤 모드로 동작하나요?"),
+            "Activity mode prop 생략 모드 동작"
+        );
+        assert_eq!(
+            informative_text(
+                "개발 환경에서만 빌드를 멈추게 하고 싶어요. panicThreshold에 넣어야 하나요?"
+            ),
+            "개발 환경 빌드 멈추 하고 panicThreshold"
+        );
+        assert_eq!(
+            informative_text("스테이징 데이터베이스를 어느 리전에 두어야 할까요?"),
+            "스테이징 데이터베이스 리전"
+        );
+        // A word of two syllables is left whole: 화면 is a screen.
+        assert_eq!(informative_text("화면 크기는 얼마예요?"), "화면 크기");
     }
 
     #[test]
