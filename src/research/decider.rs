@@ -49,6 +49,26 @@ const TYPE_NOUN_WEIGHT: f32 = 0.3;
 /// Multiplier when neither the sentence nor its neighbour has the kind of
 /// answer asked for.
 const WRONG_KIND_FACTOR: f32 = 0.55;
+/// Multiplier when the answer names the rival of a qualifier the question
+/// asks with ("the public API timeout" for "the private API timeout?"),
+/// and not the qualifier: it is about the other one of the two.
+const RIVAL_FACTOR: f32 = 0.5;
+/// Qualifiers that tell one of two things apart, in pairs: a sentence with
+/// one of them is not about the other.
+const RIVAL_QUALIFIERS: &[(&str, &str)] = &[
+    ("public", "private"),
+    ("internal", "external"),
+    ("staging", "production"),
+    ("minimum", "maximum"),
+    ("min", "max"),
+    ("primary", "secondary"),
+    ("frontend", "backend"),
+    ("inbound", "outbound"),
+    ("upload", "download"),
+    ("local", "remote"),
+    ("input", "output"),
+    ("ingress", "egress"),
+];
 /// Multiplier when a "when" question meets only a vague time ("every week").
 const VAGUE_TIME_FACTOR: f32 = 0.9;
 /// Multiplier when a "which X" question meets a sentence that names nothing
@@ -562,6 +582,8 @@ pub struct QuestionTerms {
     /// "timezone"): the positions in `terms` of those of the two that are
     /// terms, and the word's id and text.
     joined: Vec<(Vec<usize>, WordId, String)>,
+    /// The rival of each term that is a qualifier of [`RIVAL_QUALIFIERS`].
+    rivals: Vec<Option<WordId>>,
 }
 
 impl QuestionTerms {
@@ -675,6 +697,7 @@ impl<'a> Weights<'a> {
             pair_ids,
             joined,
             ids: terms.iter().map(|(t, _)| word_id(t)).collect(),
+            rivals: terms.iter().map(|(t, _)| rival_of(t)).collect(),
             forms: {
                 let asked = forms_asked(question);
                 terms
@@ -685,6 +708,21 @@ impl<'a> Weights<'a> {
             terms,
         }
     }
+}
+
+/// The rival of an analyzed qualifier ([`RIVAL_QUALIFIERS`]), if it is one.
+fn rival_of(term: &str) -> Option<WordId> {
+    static RIVALS: LazyLock<HashMap<String, WordId>> = LazyLock::new(|| {
+        let stem = |word: &str| with_analyzer(|a| analyze(a, word)).remove(0).text;
+        RIVAL_QUALIFIERS
+            .iter()
+            .flat_map(|&(a, b)| {
+                let (a, b) = (stem(a), stem(b));
+                [(a.clone(), word_id(&b)), (b, word_id(&a))]
+            })
+            .collect()
+    });
+    RIVALS.get(term).copied()
 }
 
 /// The features a candidate is scored on, in the order of the model's
@@ -1307,6 +1345,15 @@ fn score_sentences(
         if vague {
             prior *= VAGUE_TIME_FACTOR;
         }
+        let rivalled = question.rivals.iter().enumerate().any(|(k, rival)| {
+            rival.is_some_and(|rival| {
+                (first..=last).all(|j| !has[j * n + k])
+                    && (first..=last).any(|j| tokens.words[j].binary_search(&rival).is_ok())
+            })
+        });
+        if rivalled {
+            prior *= RIVAL_FACTOR;
+        }
         prior *= short_factor;
         // The question's word pairs the answer says in the same order.
         let pair_share = if question.pair_ids.is_empty() {
@@ -1898,6 +1945,37 @@ mod tests {
         fn any_sentence_is_read_for_a_topic(sentence in "[a-zA-Z0-9 .,İẞΣ]{0,12}(about|Regarding|concerning) [a-zA-Z İẞ]{0,20}") {
             let _ = topic_of(&sentence);
         }
+    }
+
+    /// An answer that names the rival of the question's qualifier ("public"
+    /// for "private") is about the other thing; with both, or with the
+    /// qualifier asked, it stands.
+    #[test]
+    fn an_answer_about_the_rival_qualifier_scores_less() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "2026-11-21.md",
+            "# Standup\n\nWe agreed the public API timeout is 30 seconds.\n\n\
+             The staging database runs on db-staging and the production database on db-prod.\n",
+        )]);
+        let prior = |asked: &str, words: &str| {
+            let found = candidates_for(&index, asked);
+            candidate_saying(&found, words).0.features[PRIOR]
+        };
+        // "mobile", like "private", is a word the brain never writes: the
+        // two questions differ only in that one is the rival.
+        let mobile = prior("What is the mobile API timeout?", "public API");
+        let private = prior("What is the private API timeout?", "public API");
+        assert!(private < 0.6 * mobile, "{private} against {mobile}");
+        // Both qualifiers in the answer: no rival alone.
+        let staging = prior("Where does the staging database run?", "staging database");
+        let production = prior(
+            "Where does the production database run?",
+            "staging database",
+        );
+        assert!(
+            (staging - production).abs() < 0.2,
+            "{staging} against {production}"
+        );
     }
 
     /// A to-do or an open task says what is still to be decided: it is no
