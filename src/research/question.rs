@@ -983,16 +983,23 @@ const FORM_NOUNS: &[(&str, Forms)] = &[
 /// asks for no host name). A CJK word is read as the analyzer reads it.
 pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
     let mut asked = std::collections::HashMap::new();
-    let words = question
+    let words: Vec<&str> = question
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty());
-    for word in words {
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (at, &word) in words.iter().enumerate() {
         let lower = word.to_lowercase();
-        let noun = |n: &str| {
-            lower == n || [lower.strip_suffix('s'), lower.strip_suffix("es")].contains(&Some(n))
+        let noun = |n: &str| lower == n;
+        // "Which region hosts the data?": a noun's "-s" before a
+        // determiner makes a verb of it.
+        let verb = words
+            .get(at + 1)
+            .is_some_and(|next| DETERMINERS.contains(&next.to_lowercase().as_str()));
+        let plural = |n: &str| {
+            !verb && [lower.strip_suffix('s'), lower.strip_suffix("es")].contains(&Some(n))
         };
         let cjk = word.chars().any(crate::index::analyzer::is_cjk);
-        if !cjk && !FORM_NOUNS.iter().any(|&(n, _)| noun(n)) {
+        if !cjk && !FORM_NOUNS.iter().any(|&(n, _)| noun(n) || plural(n)) {
             continue;
         }
         for term in
@@ -1007,6 +1014,12 @@ pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
     }
     asked
 }
+
+/// Words that open a noun phrase: what follows a verb, never a noun.
+const DETERMINERS: &[&str] = &[
+    "the", "a", "an", "our", "my", "your", "its", "their", "this", "that", "these", "those", "all",
+    "each", "every",
+];
 
 /// The forms of value an analyzed question term asks for (none for most).
 fn forms_named(term: &str) -> Forms {
@@ -1591,6 +1604,11 @@ mod tests {
         assert_eq!(asked.get(&term("ports")), Some(&Forms::PORT));
         assert_eq!(asked.get("포트"), Some(&Forms::PORT));
         assert!(forms_asked("Where is the app hosted, and who is it shared with?").is_empty());
+        // A verb in "-s" before what it acts on.
+        assert!(forms_asked("Which cloud region hosts the customer data?").is_empty());
+        let asked = forms_asked("Which service handles our emails?");
+        assert!(asked.contains_key(&term("emails")));
+        assert!(!asked.contains_key(&term("handles")));
     }
 
     #[test]
