@@ -1125,6 +1125,12 @@ pub fn score_candidates(
         .iter()
         .map(|c| answer_words(&tokens[c.section], c, &question.ids))
         .collect();
+    // What each candidate names of the asked shape: two that name the same
+    // flag or variable give one answer, whatever else they say.
+    let named: Vec<Vec<&str>> = candidates
+        .iter()
+        .map(|c| shape_named(&tokens[c.section], c, &question.asked))
+        .collect();
     let model = model::decider();
     for k in 0..candidates.len() {
         let prior = candidates[k].features[PRIOR];
@@ -1135,7 +1141,8 @@ pub fn score_candidates(
             let inside = other.section == section
                 && other.sentence.span.0 >= span.0
                 && other.sentence.span.1 <= span.1;
-            !inside && !agrees(&unasked_words[j], &unasked_words[k])
+            let same_named = named[j].iter().any(|t| named[k].contains(t));
+            !inside && !same_named && !agrees(&unasked_words[j], &unasked_words[k])
         });
         let rival = rival_at.map_or(0.0, |j| candidates[j].features[PRIOR]);
         let plain_rival = rival_at.map_or(0.0, |j| prior_confidence(&candidates[j].features));
@@ -1173,6 +1180,32 @@ fn answer_words(tokens: &SectionTokens, candidate: &Candidate, asked: &[WordId])
     words.sort_unstable();
     words.dedup();
     words
+}
+
+/// What a candidate's answer (and the term it defines) names of the shape
+/// the question asks for: `--cpu-prof`, `NODE_OPTIONS`; none for a question
+/// that asks for no shape.
+fn shape_named<'t>(
+    tokens: &'t SectionTokens,
+    candidate: &Candidate,
+    asked: &'t Asked,
+) -> Vec<&'t str> {
+    if asked.shape.is_none() {
+        return Vec::new();
+    }
+    let (s, e) = candidate.sentence.answer_span;
+    let term = match candidate.sentence.term {
+        Some(Term::Line(ts, te)) => tokens.spans.iter().position(|&span| span == (ts, te)),
+        _ => None,
+    };
+    let mut named: Vec<&str> = (0..tokens.spans.len())
+        .filter(|&i| (tokens.spans[i].0 >= s && tokens.spans[i].1 <= e) || Some(i) == term)
+        .flat_map(|i| tokens.offers[i].shape_terms(asked))
+        .collect();
+    if matches!(candidate.sentence.term, Some(Term::Heading)) {
+        named.extend(tokens.heading_offers.shape_terms(asked));
+    }
+    named
 }
 
 fn leans_on_previous(sentence: &str) -> bool {
@@ -1945,6 +1978,29 @@ mod tests {
         fn any_sentence_is_read_for_a_topic(sentence in "[a-zA-Z0-9 .,İẞΣ]{0,12}(about|Regarding|concerning) [a-zA-Z İẞ]{0,20}") {
             let _ = topic_of(&sentence);
         }
+    }
+
+    /// Two candidates that name the same variable asked for give one answer:
+    /// neither is the other's rival. One that names another variable is.
+    #[test]
+    fn candidates_that_name_the_asked_shape_alike_agree() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "cli.md",
+            "# Environment variables\n\n\
+             NODE_EXTRA_CA_CERTS=file: When set, the root CAs are extended with the extra trusted certificates in file.\n\n\
+             NODE_EXTRA_CA_CERTS=file: The file holds one or more trusted CA certificates in PEM format.\n\n\
+             SSL_CERT_DIR=dir: The folder where OpenSSL looks for certificates.\n",
+        )]);
+        let found = candidates_for(
+            &index,
+            "Which environment variable adds extra trusted CA certificates?",
+        );
+        let best = &found.candidates[0];
+        let text = &found.sections[best.section].text[best.sentence.span.0..best.sentence.span.1];
+        assert!(text.contains("NODE_EXTRA_CA_CERTS"), "{text}");
+        // Its rival is the other variable, well below it, not the
+        // sentence that names the same one.
+        assert!(best.plain_margin > 0.1, "{}", best.plain_margin);
     }
 
     /// An answer that names the rival of the question's qualifier ("public"
