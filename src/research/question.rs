@@ -1398,6 +1398,11 @@ const COMMON_OPENERS: &[&str] = &[
     "of", "by", "with", "as", "after", "before", "when", "while", "if", "since", "during", "there",
     "here", "some", "many", "most", "all", "each", "every", "no", "not", "but", "and", "or", "so",
     "however", "also", "then", "today", "role", "note", "see",
+    // The verbs a step or an example opens with ("List all stashes:").
+    "add", "change", "check", "create", "delete", "display", "download", "edit", "enable",
+    "disable", "find", "get", "install", "list", "make", "move", "open", "print", "read", "remove",
+    "run", "save", "search", "select", "set", "show", "start", "stop", "update", "use", "view",
+    "write",
 ];
 
 #[cfg(test)]
@@ -1412,6 +1417,23 @@ mod tests {
             ..Asked::new(question)
         };
         Offers::of(sentence).offer(&asked)
+    }
+
+    /// A step opens with a capitalized verb, which names nothing; a name
+    /// that opens a sentence still is one.
+    #[test]
+    fn an_opening_verb_is_no_name() {
+        let question = "Which namespace should the service be deployed to?";
+        assert!(!offers(
+            AnswerKind::Choice,
+            "Delete all deployments and services in a specified namespace:",
+            question
+        ));
+        assert!(offers(
+            AnswerKind::Choice,
+            "Payments deploys to the namespace it owns.",
+            question
+        ));
     }
 
     /// Names as code writes them; not dates or versions.
