@@ -1276,6 +1276,16 @@ fn score_sentences(
         1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
     // A title line is never part of an answer.
     let usable = |j: usize| !tokens.title_like[j] && !tokens.struck[j] && !tokens.asks[j];
+    // A field stands on its own when it starts its line or is one of a run
+    // of fields in a paragraph ("Brand color: #1E40AF. Font: Inter.").
+    let field = |j: usize| tokens.labels[j].is_some();
+    let field_starts: Vec<bool> = (0..spans.len())
+        .map(|i| {
+            let run = (i > 0 && field(i - 1) && !tokens.starts_line[i])
+                || (i + 1 < spans.len() && field(i + 1) && !tokens.starts_line[i + 1]);
+            tokens.starts_line[i] || (field(i) && run)
+        })
+        .collect();
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let context = tokens.context_line[i];
@@ -1287,7 +1297,7 @@ fn score_sentences(
         // what its note's title and heading name: their words are its own.
         // (A line of its own: a label inside a sentence or a table cell,
         // "오늘 날짜. 기본 형식: YYYY-MM-DD", is about what the row names.)
-        let asked_field = tokens.starts_line[i]
+        let asked_field = field_starts[i]
             && !tokens.table_row[i]
             && tokens.labels[i].as_ref().is_some_and(|label| {
                 question
@@ -1978,6 +1988,22 @@ mod tests {
         fn any_sentence_is_read_for_a_topic(sentence in "[a-zA-Z0-9 .,İẞΣ]{0,12}(about|Regarding|concerning) [a-zA-Z İẞ]{0,20}") {
             let _ = topic_of(&sentence);
         }
+    }
+
+    /// Fields in a run within a paragraph stand on their own, as fields on
+    /// lines of their own do: the title's words are their own. A single
+    /// field after a sentence is still read as part of the paragraph.
+    #[test]
+    fn a_run_of_fields_in_a_paragraph_are_fields() {
+        let (_temp, index) = crate::index::indexed_brain(&[(
+            "website.md",
+            "# Website\n\nThe marketing site is built with Astro and hosted on Netlify.\n\
+             Brand color: #1E40AF. Font: Inter.\n",
+        )]);
+        let found = candidates_for(&index, "What font does the website use?");
+        let (best, _) = candidate_saying(&found, "Font: Inter");
+        assert!(best.features[1] > 0.4, "{:?}", best.features);
+        assert!(std::ptr::eq(best, &found.candidates[0]));
     }
 
     /// Two candidates that name the same variable asked for give one answer:
