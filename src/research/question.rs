@@ -1002,6 +1002,16 @@ pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
         if !cjk && !FORM_NOUNS.iter().any(|&(n, _)| noun(n) || plural(n)) {
             continue;
         }
+        // "Where is the website hosted?", "What font does the website
+        // use?": the subject of the question's verb is not what it asks.
+        let lower_at = |i: usize| words.get(i).map(|w| w.to_lowercase());
+        let subject = at >= 2
+            && lower_at(at - 1).is_some_and(|w| DETERMINERS.contains(&w.as_str()))
+            && lower_at(at - 2).is_some_and(|w| AUXILIARIES.contains(&w.as_str()))
+            && lower_at(at + 1).is_some_and(|w| !PREPOSITIONS.contains(&w.as_str()));
+        if subject {
+            continue;
+        }
         for term in
             crate::index::analyzer::with_analyzer(|a| crate::index::analyzer::analyze(a, word))
         {
@@ -1019,6 +1029,19 @@ pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
 const DETERMINERS: &[&str] = &[
     "the", "a", "an", "our", "my", "your", "its", "their", "this", "that", "these", "those", "all",
     "each", "every",
+];
+
+/// The verbs that open a question before its subject ("Where *is* the
+/// website hosted?").
+const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could", "should",
+    "has", "have", "had",
+];
+
+/// Words that carry a noun on to what it belongs to ("the host *of*
+/// staging"): the noun before them is still the thing asked.
+const PREPOSITIONS: &[&str] = &[
+    "of", "for", "in", "on", "at", "to", "from", "with", "by", "and", "or",
 ];
 
 /// The forms of value an analyzed question term asks for (none for most).
@@ -1626,6 +1649,11 @@ mod tests {
         assert_eq!(asked.get(&term("ports")), Some(&Forms::PORT));
         assert_eq!(asked.get("포트"), Some(&Forms::PORT));
         assert!(forms_asked("Where is the app hosted, and who is it shared with?").is_empty());
+        // The subject of the question's verb.
+        assert!(forms_asked("Where is the website hosted?").is_empty());
+        assert!(forms_asked("What font does the website use?").is_empty());
+        assert!(!forms_asked("What is the website of the shop?").is_empty());
+        assert!(!forms_asked("What is the website?").is_empty());
         // A verb in "-s" before what it acts on.
         assert!(forms_asked("Which cloud region hosts the customer data?").is_empty());
         let asked = forms_asked("Which service handles our emails?");
