@@ -142,6 +142,9 @@ pub struct SectionTokens {
     /// What the passage's own heading (the last of its heading path) could
     /// answer with.
     heading_offers: Offers,
+    /// The words of the passage's own heading when it is a short name ("##
+    /// Database"): what its sentences are about.
+    heading_words: Vec<WordId>,
     /// Whether each sentence leans on the one before ("He made …").
     leans: Vec<bool>,
     /// Whether each sentence introduces a list ("There are three ways:").
@@ -268,6 +271,15 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
         heading_offers: Offers::of(own_heading(&section.heading)),
+        heading_words: {
+            let heading = own_heading(&section.heading);
+            if heading.split_whitespace().count() <= HEADING_NAME_WORDS {
+                let terms = with_analyzer(|a| analyze(a, heading));
+                word_ids(terms.iter().map(|t| &t.text))
+            } else {
+                Vec::new()
+            }
+        },
         leans: sentences().map(leans_on_previous).collect(),
         opens_list: sentences()
             .map(|s| s.trim_end().ends_with([':', '：']))
@@ -424,6 +436,9 @@ fn own_heading(heading: &str) -> &str {
         .next()
         .unwrap_or_default()
 }
+
+/// Most words of a heading that names what its section is about.
+const HEADING_NAME_WORDS: usize = 2;
 
 /// Words after which a sentence names its topic, not a fact of it.
 const TOPIC_MARKERS: &[&str] = &["about", "regarding", "concerning"];
@@ -1326,6 +1341,7 @@ fn score_sentences(
             if (i..=listed).any(|j| has[j * n + k])
                 || header.is_some_and(|c| has[c * n + k])
                 || ((asked_field || about_named) && around_has[k])
+                || tokens.heading_words.binary_search(&question.ids[k]).is_ok()
                 || question.forms[k].meets(shown)
             {
                 own += weight;
@@ -1988,6 +2004,26 @@ mod tests {
         fn any_sentence_is_read_for_a_topic(sentence in "[a-zA-Z0-9 .,İẞΣ]{0,12}(about|Regarding|concerning) [a-zA-Z İẞ]{0,20}") {
             let _ = topic_of(&sentence);
         }
+    }
+
+    /// A heading that names what its section is about ("## Database") is
+    /// said by each of its sentences; a longer heading is context only.
+    #[test]
+    fn a_short_heading_names_what_its_sentences_are_about() {
+        let own = |heading: &str| {
+            let (_temp, index) = crate::index::indexed_brain(&[(
+                "billing.md",
+                &format!(
+                    "# Billing service\n\nThe billing service is written in Kotlin.\n\n\
+                     ## {heading}\nBilling uses PostgreSQL 15 on pg-billing.internal.\n"
+                ),
+            )]);
+            let found = candidates_for(&index, "What is the billing service's database?");
+            candidate_saying(&found, "PostgreSQL").0.features[1]
+        };
+        let short = own("Database");
+        let long = own("How we chose the database");
+        assert!(short > long + 0.2, "{short} against {long}");
     }
 
     /// Fields in a run within a paragraph stand on their own, as fields on
