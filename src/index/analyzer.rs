@@ -518,21 +518,22 @@ impl MixedScriptStream<'_> {
             to = after + run;
         }
         self.at = to;
-        self.token.offset_from = from;
-        self.token.offset_to = to;
-        self.token.position = self.made;
-        self.token.position_length = 1;
-        self.made += 1;
-        true
+        self.place(from, to)
     }
 
     fn emit(&mut self, from: usize, to: usize) -> bool {
+        self.token.text.clear();
+        self.token.text.push_str(&self.text[from..to]);
+        self.place(from, to)
+    }
+
+    /// Gives the token whose text is made as spanning `from..to`, at the
+    /// next position.
+    fn place(&mut self, from: usize, to: usize) -> bool {
         self.token.offset_from = from;
         self.token.offset_to = to;
         self.token.position = self.made;
         self.token.position_length = 1;
-        self.token.text.clear();
-        self.token.text.push_str(&self.text[from..to]);
         self.made += 1;
         true
     }
@@ -588,15 +589,11 @@ impl TokenStream for MixedScriptStream<'_> {
                     }
                 }
                 (CharClass::Word, None) => {
-                    let rest = &bytes[start..];
                     // ASCII letters and digits by their bytes; a word that
                     // goes on past them (into other letters) goes on by
                     // characters.
-                    let ascii = rest
-                        .iter()
-                        .position(|&b| !ASCII_WORD[b as usize])
-                        .unwrap_or(rest.len());
-                    let len = match rest.get(ascii) {
+                    let ascii = self.ascii_run(start);
+                    let len = match bytes.get(start + ascii) {
                         Some(b) if !b.is_ascii() => {
                             let tail = &self.text[start + ascii..];
                             ascii
