@@ -540,8 +540,7 @@ const KOREAN_VERB_ENDINGS: &[&str] = &[
 /// "넣어야": as common as the ending). Words of one or two syllables stay
 /// as they are ("화면" is no "화" + "면").
 fn strip_verb_ending(word: &str) -> &str {
-    let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
-    if !hangul || word.chars().count() < 3 {
+    if !long_hangul_word(word) {
         return word;
     }
     match KOREAN_VERB_ENDINGS
@@ -613,8 +612,7 @@ fn strip_particle(word: &str) -> &str {
 /// A Hangul word of three syllables or more without the first of
 /// `suffixes` it ends in that leaves two syllables or more of it.
 fn strip_hangul_suffix<'w>(word: &'w str, suffixes: &[&str]) -> &'w str {
-    let hangul = word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c));
-    if !hangul || word.chars().count() < 3 {
+    if !long_hangul_word(word) {
         return word;
     }
     suffixes
@@ -622,6 +620,12 @@ fn strip_hangul_suffix<'w>(word: &'w str, suffixes: &[&str]) -> &'w str {
         .filter_map(|suffix| word.strip_suffix(suffix))
         .find(|stem| stem.chars().count() >= 2)
         .unwrap_or(word)
+}
+
+/// A word of Hangul syllables only, three or more: one whose end may be a
+/// particle or an ending with a word still before it.
+fn long_hangul_word(word: &str) -> bool {
+    word.chars().all(|c| ('\u{AC00}'..='\u{D7AF}').contains(&c)) && word.chars().count() >= 3
 }
 
 static TYPE_NOUN: LazyLock<Regex> = LazyLock::new(|| {
@@ -987,14 +991,14 @@ pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
+    let lowered: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    let lower_at = |i: usize| lowered.get(i).map(String::as_str);
     for (at, &word) in words.iter().enumerate() {
-        let lower = word.to_lowercase();
+        let lower = &lowered[at];
         let noun = |n: &str| lower == n;
         // "Which region hosts the data?": a noun's "-s" before a
         // determiner makes a verb of it.
-        let verb = words
-            .get(at + 1)
-            .is_some_and(|next| DETERMINERS.contains(&next.to_lowercase().as_str()));
+        let verb = lower_at(at + 1).is_some_and(|next| DETERMINERS.contains(&next));
         let plural = |n: &str| {
             !verb && [lower.strip_suffix('s'), lower.strip_suffix("es")].contains(&Some(n))
         };
@@ -1004,11 +1008,10 @@ pub fn forms_asked(question: &str) -> std::collections::HashMap<String, Forms> {
         }
         // "Where is the website hosted?", "What font does the website
         // use?": the subject of the question's verb is not what it asks.
-        let lower_at = |i: usize| words.get(i).map(|w| w.to_lowercase());
         let subject = at >= 2
-            && lower_at(at - 1).is_some_and(|w| DETERMINERS.contains(&w.as_str()))
-            && lower_at(at - 2).is_some_and(|w| AUXILIARIES.contains(&w.as_str()))
-            && lower_at(at + 1).is_some_and(|w| !PREPOSITIONS.contains(&w.as_str()));
+            && lower_at(at - 1).is_some_and(|w| DETERMINERS.contains(&w))
+            && lower_at(at - 2).is_some_and(|w| AUXILIARIES.contains(&w))
+            && lower_at(at + 1).is_some_and(|w| !PREPOSITIONS.contains(&w));
         if subject {
             continue;
         }
