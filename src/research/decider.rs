@@ -152,8 +152,10 @@ pub struct SectionTokens {
     /// The label's words of each sentence that is a "Label: value" field
     /// ([`field_label`]).
     labels: Vec<Option<Vec<WordId>>>,
-    /// Whether each sentence starts a line (a paragraph, a list item).
-    starts_line: Vec<bool>,
+    /// Whether each sentence stands on its own: it starts its line (a
+    /// paragraph, a list item), or it is a field in a run of fields within
+    /// a paragraph ("Brand color: #1E40AF. Font: Inter.").
+    stands_alone: Vec<bool>,
     /// Whether each line is a table row.
     table_row: Vec<bool>,
     /// Whether each line reads as a title (a callout's title): context for
@@ -268,6 +270,22 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         .zip(&open)
         .map(|((sentence, &row), &open)| open || (!row && is_question(sentence)))
         .collect();
+    let labels: Vec<Option<Vec<WordId>>> = sentences()
+        .map(|s| {
+            field_label(s).map(|label| {
+                let terms = with_analyzer(|a| analyze(a, label));
+                word_ids(terms.iter().map(|t| &t.text))
+            })
+        })
+        .collect();
+    let starts_line: Vec<bool> = spans
+        .iter()
+        .map(|&(s, e)| {
+            let sentence = text[s..e].trim_start();
+            let before = text[..e - sentence.len()].trim_end_matches([' ', '\t']);
+            before.is_empty() || before.ends_with('\n')
+        })
+        .collect();
     let tokens = Arc::new(SectionTokens {
         offers: sentences().map(Offers::of).collect(),
         heading_offers: Offers::of(own_heading(&section.heading)),
@@ -284,22 +302,8 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         opens_list: sentences()
             .map(|s| s.trim_end().ends_with([':', '：']))
             .collect(),
-        labels: sentences()
-            .map(|s| {
-                field_label(s).map(|label| {
-                    let terms = with_analyzer(|a| analyze(a, label));
-                    word_ids(terms.iter().map(|t| &t.text))
-                })
-            })
-            .collect(),
-        starts_line: spans
-            .iter()
-            .map(|&(s, e)| {
-                let sentence = text[s..e].trim_start();
-                let before = text[..e - sentence.len()].trim_end_matches([' ', '\t']);
-                before.is_empty() || before.ends_with('\n')
-            })
-            .collect(),
+        stands_alone: stand_alone(&starts_line, &labels),
+        labels,
         ends_sentence: sentences().map(ends_like_sentence).collect(),
         table_row,
         title_like,
@@ -316,6 +320,20 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
     });
     TOKEN_CACHE.insert(key, tokens.clone());
     tokens
+}
+
+/// Which sentences stand on their own ([`SectionTokens::stands_alone`]):
+/// those that start a line, and the fields of a run of fields in a
+/// paragraph.
+fn stand_alone(starts_line: &[bool], labels: &[Option<Vec<WordId>>]) -> Vec<bool> {
+    let field = |j: usize| labels[j].is_some();
+    (0..starts_line.len())
+        .map(|i| {
+            let run = (i > 0 && field(i - 1) && !starts_line[i])
+                || (i + 1 < starts_line.len() && field(i + 1) && !starts_line[i + 1]);
+            starts_line[i] || (field(i) && run)
+        })
+        .collect()
 }
 
 /// The byte ranges of a passage struck through: from a `~~` to the end of
@@ -1291,16 +1309,6 @@ fn score_sentences(
         1.0 - SHORT_QUESTION_PENALTY * FULL_TERMS.saturating_sub(question.terms.len()) as f32;
     // A title line is never part of an answer.
     let usable = |j: usize| !tokens.title_like[j] && !tokens.struck[j] && !tokens.asks[j];
-    // A field stands on its own when it starts its line or is one of a run
-    // of fields in a paragraph ("Brand color: #1E40AF. Font: Inter.").
-    let field = |j: usize| tokens.labels[j].is_some();
-    let field_starts: Vec<bool> = (0..spans.len())
-        .map(|i| {
-            let run = (i > 0 && field(i - 1) && !tokens.starts_line[i])
-                || (i + 1 < spans.len() && field(i + 1) && !tokens.starts_line[i + 1]);
-            tokens.starts_line[i] || (field(i) && run)
-        })
-        .collect();
     let mut scored = Vec::with_capacity(spans.len());
     for (i, &(s, e)) in spans.iter().enumerate() {
         let context = tokens.context_line[i];
@@ -1312,7 +1320,7 @@ fn score_sentences(
         // what its note's title and heading name: their words are its own.
         // (A line of its own: a label inside a sentence or a table cell,
         // "오늘 날짜. 기본 형식: YYYY-MM-DD", is about what the row names.)
-        let asked_field = field_starts[i]
+        let asked_field = tokens.stands_alone[i]
             && !tokens.table_row[i]
             && tokens.labels[i].as_ref().is_some_and(|label| {
                 question
