@@ -150,6 +150,16 @@ pub struct NotePath {
 ///
 /// `root` must be canonical (see [`super::canonical_root`]).
 pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
+    let mut found = Vec::new();
+    let report = walk_notes(root, &mut |path| found.push(path))?;
+    found.sort_unstable_by(|a, b| a.rel_path.cmp(&b.rel_path));
+    Ok((found, report))
+}
+
+/// Walks the brain at `root` as [`list_notes`] does, handing each note path
+/// to `each` as soon as it is found, in the walk's order. An error when the
+/// brain itself cannot be read, before any path is handed over.
+pub fn walk_notes(root: &Path, each: &mut dyn FnMut(NotePath)) -> Result<ScanReport, Error> {
     if !root.is_dir() {
         return Err(Error::NotAFolder(root.to_path_buf()));
     }
@@ -158,7 +168,6 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
     let walker = WalkDir::new(root).into_iter().filter_entry(|e| {
         e.depth() == 0 || !e.file_name().to_str().is_some_and(is_skipped_component)
     });
-    let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -202,14 +211,13 @@ pub fn list_notes(root: &Path) -> Result<(Vec<NotePath>, ScanReport), Error> {
             continue;
         };
         if is_note_path(&rel_path) {
-            found.push(NotePath {
+            each(NotePath {
                 rel_path,
                 abs_path: entry.into_path(),
             });
         }
     }
-    found.sort_unstable_by(|a, b| a.rel_path.cmp(&b.rel_path));
-    Ok((found, report))
+    Ok(report)
 }
 
 /// Lists every note of the brain at `root` with its size, mtime and identity.

@@ -307,12 +307,19 @@ impl Index {
         let writer = match &owner {
             None => None,
             Some(owner) => {
-                let tantivy_writer = match tantivy_writer(&index) {
-                    Ok(w) => w,
-                    Err(tantivy::TantivyError::LockFailure(..)) => {
-                        return Err(Error::Locked(index_dir.clone()))
+                // An index with notes has its writer at once (another
+                // process holding it is an error now); an empty one writes
+                // its first pass without one, and makes it when next needed.
+                let tantivy_writer = if manifest.notes.is_empty() {
+                    None
+                } else {
+                    match tantivy_writer(&index) {
+                        Ok(w) => Some(w),
+                        Err(tantivy::TantivyError::LockFailure(..)) => {
+                            return Err(Error::Locked(index_dir.clone()))
+                        }
+                        Err(source) => return Err(tantivy_err(source)),
                     }
-                    Err(source) => return Err(tantivy_err(source)),
                 };
                 Some(writer::spawn(
                     writer::WriterSetup {

@@ -23,9 +23,12 @@ use super::backlog::{Backlog, QueuedDoc};
 use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
 use crate::brain::scan::{
-    list_notes, open_note, read_note_text, stat_file, stat_note, FileIdentity, NoteFile, NotePath,
+    list_notes, open_note, read_note_text, stat_file, stat_note, walk_notes, FileIdentity,
+    NoteFile, NotePath,
 };
 use crate::brain::{parse_note, Note};
+
+mod first_pass;
 
 /// Notes read and parsed together before their documents go to the writer.
 const PARSE_CHUNK: usize = 256;
@@ -188,7 +191,9 @@ pub(super) struct WriterSetup {
     pub owner: Arc<super::owner::OwnerLock>,
     pub max_note_bytes: u64,
     pub index: tantivy::Index,
-    pub writer: IndexWriter<QueuedDoc>,
+    /// The one writer, made when first needed: a first pass writes its
+    /// segments without it ([`first_pass`]).
+    pub writer: Option<IndexWriter<QueuedDoc>>,
     pub reader: IndexReader,
     pub fields: Fields,
     pub status: Arc<Mutex<IndexStatus>>,
@@ -355,6 +360,13 @@ enum Outcome {
 impl WriterOwner {
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
         loop {
+            // A first pass leaves the index without its writer: it is made
+            // again here, after the pass has answered, so that whoever
+            // waited for the pass goes on meanwhile. (An empty index waits
+            // for its first pass without one.)
+            if self.setup.writer.is_none() && !self.manifest.notes.is_empty() {
+                self.writer();
+            }
             let first = if self.redo {
                 // A commit that failed waits, or a full disk would be tried
                 // again and again as fast as it refuses.
@@ -429,6 +441,26 @@ impl WriterOwner {
         tracing::debug!("index writer stopped");
     }
 
+    /// The `IndexWriter`, made now if there is none yet (the index made
+    /// again if its folder is gone); none when it cannot be made (then the
+    /// writer is lost until a restart).
+    fn writer(&mut self) -> Option<&mut IndexWriter<QueuedDoc>> {
+        if self.setup.writer.is_none() && !self.lost {
+            match super::tantivy_writer(&self.setup.index) {
+                Ok(writer) => self.setup.writer = Some(writer),
+                Err(error) if self.index_gone() => {
+                    tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
+                    self.make_again();
+                }
+                Err(error) => {
+                    tracing::error!(%error, "cannot start the index writer; the index stays as it is until noggin restarts");
+                    self.lost = true;
+                }
+            }
+        }
+        self.setup.writer.as_mut()
+    }
+
     /// True while the last commit succeeded.
     fn healthy(&self) -> bool {
         self.setup
@@ -455,7 +487,10 @@ impl WriterOwner {
         if self.lost {
             return;
         }
-        match self.setup.writer.rollback() {
+        let Some(writer) = self.writer() else {
+            return;
+        };
+        match writer.rollback() {
             Ok(_) => {
                 self.manifest = load_manifest(&self.setup.index);
                 self.redo = true;
@@ -487,7 +522,7 @@ impl WriterOwner {
         match super::make_again(&self.setup.data_dir, &self.setup.owner) {
             Ok((index, writer)) => {
                 self.setup.index = index;
-                self.setup.writer = writer;
+                self.setup.writer = Some(writer);
                 self.manifest = Manifest::default();
                 self.redo = true;
                 self.redo_at_once = true;
@@ -505,26 +540,51 @@ impl WriterOwner {
         let started = Instant::now();
         set_indexing(&self.setup.status, true);
         let mut report = ReconcileReport::default();
-        let (files, unreadable_folders) = match list_notes(&self.setup.brain) {
-            Ok((files, scan)) => {
-                report.skipped_links = scan.links;
-                report.unreadable = scan.unreadable;
-                (files, scan.unreadable_folders)
-            }
-            Err(error) => {
-                // The folder vanished or cannot be read: keep the index as it
-                // was rather than wiping it for what may be an unmounted disk.
-                tracing::warn!(%error, "cannot scan the brain; the index stays as it was");
-                report.brain_error = Some(error.to_string());
-                let mut status = self.setup.status.lock().expect("status lock poisoned");
-                status.indexing = false;
-                // Nothing more will come of waiting for this pass.
-                status.caught_up = true;
-                // The last reconcile that read the brain stays the one shown.
-                status.brain_error = report.brain_error.clone();
-                return report;
-            }
+        // Into an empty index, all cores read, parse and index at once.
+        let read = if self.first_pass_ready() {
+            self.first_pass(&mut report, progress.as_ref())
+        } else {
+            self.catch_up(&mut report, progress.as_ref())
         };
+        if let Err(error) = read {
+            // The folder vanished or cannot be read: keep the index as it
+            // was rather than wiping it for what may be an unmounted disk.
+            tracing::warn!(%error, "cannot scan the brain; the index stays as it was");
+            report.brain_error = Some(error.to_string());
+            let mut status = self.setup.status.lock().expect("status lock poisoned");
+            status.indexing = false;
+            // Nothing more will come of waiting for this pass.
+            status.caught_up = true;
+            // The last reconcile that read the brain stays the one shown.
+            status.brain_error = report.brain_error.clone();
+            return report;
+        }
+        report.notes = self.manifest.notes.len();
+        report.sections = self.manifest.sections();
+        report.took_ms = started.elapsed().as_millis() as u64;
+        report.at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        {
+            let mut status = self.setup.status.lock().expect("status lock poisoned");
+            status.indexing = false;
+            status.caught_up |= status.commit_error.is_none();
+            status.brain_error = None;
+            status.last_reconcile = Some(report.clone());
+        }
+        report
+    }
+
+    /// Brings the index up to date with the brain: notes gone are taken
+    /// out, new and changed ones read and indexed, and it all committed. An
+    /// error when the brain cannot be read (nothing is changed then).
+    fn catch_up(
+        &mut self,
+        report: &mut ReconcileReport,
+        progress: Option<&Progress>,
+    ) -> Result<(), crate::brain::Error> {
+        let (files, scan) = list_notes(&self.setup.brain)?;
+        report.skipped_links = scan.links;
+        report.unreadable = scan.unreadable;
+        let unreadable_folders = scan.unreadable_folders;
         let total = files.len();
         let on_disk: HashSet<&str> = files.iter().map(|f| f.rel_path.as_str()).collect();
         let gone = gone_notes(self.manifest.notes.keys(), &on_disk, &unreadable_folders);
@@ -609,25 +669,14 @@ impl WriterOwner {
                 }
             }
             done += chunk.len();
-            if let Some(progress) = &progress {
+            if let Some(progress) = progress {
                 progress(done, total);
             }
         }
         if changed || self.manifest.schema != SCHEMA_VERSION {
             self.commit();
         }
-        report.notes = self.manifest.notes.len();
-        report.sections = self.manifest.sections();
-        report.took_ms = started.elapsed().as_millis() as u64;
-        report.at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        {
-            let mut status = self.setup.status.lock().expect("status lock poisoned");
-            status.indexing = false;
-            status.caught_up |= status.commit_error.is_none();
-            status.brain_error = None;
-            status.last_reconcile = Some(report.clone());
-        }
-        report
+        Ok(())
     }
 
     /// Brings one path (relative) up to date with the disk.
@@ -692,7 +741,10 @@ impl WriterOwner {
             return;
         }
         let term = Term::from_field_text(self.setup.fields.path, rel_path);
-        self.setup.writer.delete_term(term);
+        let Some(writer) = self.writer() else {
+            return;
+        };
+        writer.delete_term(term);
         self.manifest.notes.remove(rel_path);
     }
 
@@ -720,7 +772,10 @@ impl WriterOwner {
             docs.into_iter()
                 .map(|doc| UserOperation::Add(self.backlog.queue(doc))),
         );
-        match self.setup.writer.run(batch) {
+        let Some(writer) = self.writer() else {
+            return 0;
+        };
+        match writer.run(batch) {
             Ok(_) => added,
             Err(error) => {
                 // Said once: every later note of the pass would be refused
@@ -744,7 +799,10 @@ impl WriterOwner {
                 return;
             }
         };
-        let mut prepared = match self.setup.writer.prepare_commit() {
+        let Some(writer) = self.writer() else {
+            return self.commit_failed(&"the index writer is gone");
+        };
+        let mut prepared = match writer.prepare_commit() {
             Ok(prepared) => prepared,
             Err(error) => return self.commit_failed(&super::in_words(&error)),
         };
@@ -752,6 +810,11 @@ impl WriterOwner {
         if let Err(error) = prepared.commit() {
             return self.commit_failed(&super::in_words(&error));
         }
+        self.committed();
+    }
+
+    /// What follows a commit: searches see it, and the status says so.
+    fn committed(&mut self) {
         if let Err(error) = self.setup.reader.reload() {
             tracing::error!(%error, "cannot reload the index reader");
         }
@@ -762,6 +825,84 @@ impl WriterOwner {
             Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         status.commit_error = None;
         self.delete_first = false;
+    }
+
+    /// True when a pass may write the index's segments itself
+    /// ([`first_pass`]): nothing is indexed, or waits to be.
+    fn first_pass_ready(&self) -> bool {
+        !self.lost
+            && !self.refused
+            && self.manifest.notes.is_empty()
+            && self
+                .setup
+                .index
+                .searchable_segment_ids()
+                .is_ok_and(|ids| ids.is_empty())
+    }
+
+    /// Indexes the brain into the empty index on all cores, each into a
+    /// segment of its own, as the walk of the brain finds its notes, and
+    /// commits them with the manifest. The `IndexWriter` is dropped meanwhile
+    /// (one writer at a time), and made again when next needed. A failure to
+    /// write is a failed commit: reported, and tried again later; an error
+    /// when the brain cannot be read (nothing is written then).
+    fn first_pass(
+        &mut self,
+        report: &mut ReconcileReport,
+        progress: Option<&Progress>,
+    ) -> Result<(), crate::brain::Error> {
+        drop(self.setup.writer.take());
+        let (index, brain) = (&self.setup.index, &self.setup.brain);
+        let (written, walked) = first_pass::write_segments(
+            index,
+            &self.setup.fields,
+            self.setup.max_note_bytes,
+            super::writer_threads(),
+            |each| walk_notes(brain, each),
+            progress,
+        );
+        let scan = walked?;
+        report.skipped_links = scan.links;
+        report.unreadable = scan.unreadable;
+        let written = written.and_then(|written| {
+            report.reparsed += written.reparsed;
+            report.skipped_too_large += written.skipped_too_large;
+            report.unreadable += written.unreadable;
+            report.frontmatter_unread += written.frontmatter_unread;
+            let manifest = Manifest {
+                schema: SCHEMA_VERSION,
+                notes: written.notes.into_iter().collect(),
+            };
+            let payload = serde_json::to_string(&manifest)
+                .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()))?;
+            first_pass::commit_segments(index, written.segments, payload)?;
+            Ok(manifest)
+        });
+        match written {
+            Ok(manifest) => {
+                self.manifest = manifest;
+                self.committed();
+            }
+            Err(error) => {
+                let error = super::in_words(&error);
+                tracing::error!(%error, "index commit failed");
+                self.setup
+                    .status
+                    .lock()
+                    .expect("status lock poisoned")
+                    .commit_error = Some(error);
+                if self.index_gone() {
+                    tracing::warn!(
+                        "the index folder is gone; making the index again from the brain"
+                    );
+                    self.make_again();
+                } else {
+                    self.manifest = load_manifest(&self.setup.index);
+                    self.redo = true;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -944,7 +1085,9 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
 
 #[cfg(test)]
 mod tests {
+    use crate::index::schema::build_schema;
     use crate::index::{Index, IndexOptions, IndexStatus};
+    use tantivy::TantivyDocument;
 
     /// A writable index of `brain`, not yet reconciled.
     fn open_index(brain: &std::path::Path, max_note_bytes: u64) -> Index {
@@ -955,6 +1098,65 @@ mod tests {
             read_only: false,
         })
         .unwrap()
+    }
+
+    /// A first pass writes every note into the empty index on all cores,
+    /// each note's passages side by side in one segment (note-level ranking
+    /// reads them so), and commits them with their manifest: a second pass
+    /// finds nothing to do, and an edit after it is indexed by the writer.
+    #[test]
+    fn a_first_pass_writes_each_note_whole_into_one_segment() {
+        use tantivy::schema::Value;
+        let temp = tempfile::tempdir().unwrap();
+        let brain = std::fs::canonicalize(temp.path()).unwrap().join("brain");
+        std::fs::create_dir_all(brain.join("deep/er")).unwrap();
+        let notes = 300;
+        for n in 0..notes {
+            let folder = ["", "deep/", "deep/er/"][n % 3];
+            let text =
+                format!("# Note {n}\n\nalpha {n}\n\n## Two\n\nbravo\n\n## Three\n\ncharlie\n");
+            std::fs::write(brain.join(format!("{folder}n{n}.md")), text).unwrap();
+        }
+        let index = open_index(&brain, 1_000_000);
+        let report = index.reconcile_blocking(None).unwrap();
+        assert_eq!(
+            (report.notes, report.reparsed, report.sections),
+            (notes, notes, 3 * notes)
+        );
+        assert!(index.status().commit_error.is_none());
+
+        let searcher = index.searcher();
+        let fields = build_schema().1;
+        for reader in searcher.segment_readers() {
+            let store = reader.get_store_reader(0).unwrap();
+            let mut last: Option<(String, u64)> = None;
+            for doc in 0..reader.max_doc() {
+                let doc: TantivyDocument = store.get(doc).unwrap();
+                let path = doc
+                    .get_first(fields.path)
+                    .and_then(|v| v.as_str())
+                    .unwrap()
+                    .to_string();
+                let ord = doc.get_first(fields.ord).and_then(|v| v.as_u64()).unwrap();
+                match &last {
+                    Some((before, ord_before)) if *before == path => {
+                        assert_eq!(ord, ord_before + 1)
+                    }
+                    _ => assert_eq!(ord, 0, "{path} starts at its first passage"),
+                }
+                last = Some((path, ord));
+            }
+        }
+        assert_eq!(searcher.num_docs() as usize, 3 * notes);
+
+        let again = index.reconcile_blocking(None).unwrap();
+        assert_eq!((again.reparsed, again.unchanged), (0, notes));
+        std::fs::write(brain.join("n0.md"), "# Note 0\n\ndelta\n").unwrap();
+        let edited = index.reconcile_blocking(None).unwrap();
+        assert_eq!((edited.reparsed, edited.sections), (1, 3 * notes - 2));
+        assert_eq!(index.searcher().num_docs() as usize, 3 * notes - 2);
+        let term = index.query_terms("delta").remove(0);
+        assert_eq!(index.doc_freq(&term).0, 1);
     }
 
     /// A brain that cannot be listed leaves the index, and the last
