@@ -363,9 +363,11 @@ impl WriterOwner {
             // A first pass leaves the index without its writer: it is made
             // again here, after the pass has answered, so that whoever
             // waited for the pass goes on meanwhile. (An empty index waits
-            // for its first pass without one.)
-            if self.setup.writer.is_none() && !self.manifest.notes.is_empty() {
-                self.writer();
+            // for its first pass without one.) If it cannot be made now (the
+            // brain moved away, say), the next write tries again, and only
+            // then is a missing index made again.
+            if self.setup.writer.is_none() && !self.manifest.notes.is_empty() && !self.lost {
+                self.setup.writer = super::tantivy_writer(&self.setup.index).ok();
             }
             let first = if self.redo {
                 // A commit that failed waits, or a full disk would be tried
@@ -869,14 +871,8 @@ impl WriterOwner {
             report.skipped_too_large += written.skipped_too_large;
             report.unreadable += written.unreadable;
             report.frontmatter_unread += written.frontmatter_unread;
-            let manifest = Manifest {
-                schema: SCHEMA_VERSION,
-                notes: written.notes.into_iter().collect(),
-            };
-            let payload = serde_json::to_string(&manifest)
-                .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()))?;
-            first_pass::commit_segments(index, written.segments, payload)?;
-            Ok(manifest)
+            first_pass::commit_segments(index, written.segments, written.payload)?;
+            Ok(written.manifest)
         });
         match written {
             Ok(manifest) => {

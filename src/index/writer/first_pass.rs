@@ -13,9 +13,10 @@
 //! first and makes it again after, so there is still one writer of the
 //! index at a time.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Condvar, Mutex};
 
 use tantivy::directory::Directory;
 use tantivy::indexer::{AddOperation, SegmentWriter};
@@ -25,8 +26,8 @@ use super::{look, Looked, Manifest, ManifestEntry, Prepared, Progress};
 use crate::brain::scan::{NotePath, ScanReport};
 use crate::index::schema::Fields;
 
-/// Notes a thread takes at a time: few enough that the threads start at
-/// once and finish together, enough that taking them costs nothing.
+/// Notes a thread takes at most at a time, and notes the walk hands over
+/// at a time: enough that taking them costs nothing next to indexing them.
 const TAKE: usize = 16;
 
 /// Notes a thread has done before it says so (for the progress shown).
@@ -52,8 +53,9 @@ const TABLE_BUDGET: usize = 1_000_000;
 pub(super) struct Written {
     /// Finished segments, not yet named by a commit.
     pub segments: Vec<SegmentMeta>,
-    /// The manifest entries of the notes indexed.
-    pub notes: Vec<(String, ManifestEntry)>,
+    /// The manifest of the notes indexed, and it as the commit's payload.
+    pub manifest: Manifest,
+    pub payload: String,
     pub reparsed: usize,
     pub skipped_too_large: usize,
     pub unreadable: usize,
@@ -63,7 +65,6 @@ pub(super) struct Written {
 impl Written {
     fn add(&mut self, other: Written) {
         self.segments.extend(other.segments);
-        self.notes.extend(other.notes);
         self.reparsed += other.reparsed;
         self.skipped_too_large += other.skipped_too_large;
         self.unreadable += other.unreadable;
@@ -71,11 +72,20 @@ impl Written {
     }
 }
 
+/// What a thread tells the thread that waits for the first pass.
+enum Told {
+    /// So many more notes done, with the manifest entries of those indexed.
+    Done(usize, Vec<(String, ManifestEntry)>),
+    /// No notes left: the thread finishes its segment.
+    Finishing,
+}
+
 /// Indexes the notes `walk` lists into new segments of `index`, on
 /// `threads` threads that take them as the walk hands them over (the walk
-/// runs on this thread). `progress` hears (notes done, notes listed) once
-/// the walk is done. Nothing is committed: on an error the segments
-/// written are left for tantivy's garbage collection.
+/// runs on this thread, which then gathers the manifest, and makes it the
+/// payload while the segments are finished). `progress` hears (notes done,
+/// notes listed) once the walk is done. Nothing is committed: on an error
+/// the segments written are left for tantivy's garbage collection.
 pub(super) fn write_segments(
     index: &Index,
     fields: &Fields,
@@ -94,17 +104,24 @@ pub(super) fn write_segments(
     index.settings_mut().docstore_compress_dedicated_thread = false;
     let index = &index;
     let failed = AtomicBool::new(false);
-    let (paths_tx, paths_rx) = mpsc::channel::<Vec<NotePath>>();
-    let paths_rx = Mutex::new(paths_rx);
-    let (done_tx, done_rx) = mpsc::channel::<usize>();
+    let queue = Queue::default();
+    let (done_tx, done_rx) = mpsc::channel::<Told>();
+    let threads = threads.max(1);
     std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.max(1))
+        let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let done_tx = done_tx.clone();
-                let (paths, failed) = (&paths_rx, &failed);
+                let (queue, failed) = (&queue, &failed);
                 scope.spawn(move || {
-                    let written =
-                        write_some(index, fields, max_note_bytes, paths, failed, &done_tx);
+                    let written = write_some(
+                        index,
+                        threads,
+                        fields,
+                        max_note_bytes,
+                        queue,
+                        failed,
+                        &done_tx,
+                    );
                     if written.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -114,23 +131,40 @@ pub(super) fn write_segments(
             .collect();
         drop(done_tx);
         let mut listed = 0;
-        let mut taken = Vec::with_capacity(TAKE);
+        let mut found = Vec::with_capacity(TAKE);
+        // The walk is done when it returns, and also if it panics: the
+        // threads must not wait for it then.
+        let walk_done = Walked(&queue);
         let walked = walk(&mut |path| {
             listed += 1;
-            taken.push(path);
-            if taken.len() == TAKE {
-                let _ = paths_tx.send(std::mem::replace(&mut taken, Vec::with_capacity(TAKE)));
+            found.push(path);
+            if found.len() == TAKE {
+                queue.add(&mut found, false);
             }
         });
-        if !taken.is_empty() {
-            let _ = paths_tx.send(taken);
-        }
-        drop(paths_tx);
-        let mut done = 0;
-        for count in done_rx {
-            done += count;
-            if let Some(progress) = progress {
-                progress(done, listed);
+        queue.add(&mut found, false);
+        drop(walk_done);
+        let mut manifest = Manifest {
+            schema: super::SCHEMA_VERSION,
+            notes: Default::default(),
+        };
+        let mut payload = None;
+        let (mut done, mut finishing) = (0, 0);
+        for told in done_rx {
+            match told {
+                Told::Done(count, entries) => {
+                    done += count;
+                    manifest.notes.extend(entries);
+                    if let Some(progress) = progress {
+                        progress(done, listed);
+                    }
+                }
+                Told::Finishing => {
+                    finishing += 1;
+                    if finishing == threads {
+                        payload = Some(serde_json::to_string(&manifest));
+                    }
+                }
             }
         }
         let mut all = Written::default();
@@ -142,9 +176,16 @@ pub(super) fn write_segments(
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        let written = match error {
-            Some(error) => Err(error),
-            None => Ok(all),
+        let payload = payload
+            .unwrap_or_else(|| serde_json::to_string(&manifest))
+            .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()));
+        let written = match (error, payload) {
+            (Some(error), _) | (None, Err(error)) => Err(error),
+            (None, Ok(payload)) => {
+                all.manifest = manifest;
+                all.payload = payload;
+                Ok(all)
+            }
         };
         (written, walked)
     })
@@ -154,11 +195,12 @@ pub(super) fn write_segments(
 /// more (or another thread failed), indexing them into a segment of its own.
 fn write_some(
     index: &Index,
+    threads: usize,
     fields: &Fields,
     max_note_bytes: u64,
-    paths: &Mutex<mpsc::Receiver<Vec<NotePath>>>,
+    queue: &Queue,
     failed: &AtomicBool,
-    done: &mpsc::Sender<usize>,
+    done: &mpsc::Sender<Told>,
 ) -> tantivy::Result<Written> {
     let empty = Manifest::default();
     let mut written = Written::default();
@@ -166,12 +208,9 @@ fn write_some(
     // Notes done and not yet told: told a few hundred at a time, since each
     // message wakes the thread that waits for them.
     let mut untold = 0;
-    loop {
-        let taken = paths.lock().expect("note queue lock poisoned").recv();
-        let Ok(taken) = taken else { break };
-        if failed.load(Ordering::Relaxed) {
-            break;
-        }
+    let mut entries = Vec::new();
+    let mut taken = Vec::with_capacity(TAKE);
+    while queue.take(&mut taken, threads) && !failed.load(Ordering::Relaxed) {
         for path in &taken {
             match look(fields, &empty, max_note_bytes, path, None) {
                 Looked::Note(
@@ -197,7 +236,7 @@ fn write_some(
                     }
                     written.reparsed += 1;
                     written.frontmatter_unread += usize::from(frontmatter_unread);
-                    written.notes.push((
+                    entries.push((
                         file.rel_path,
                         ManifestEntry {
                             size: file.size,
@@ -221,14 +260,69 @@ fn write_some(
         }
         untold += taken.len();
         if untold >= TELL_EVERY {
-            let _ = done.send(std::mem::take(&mut untold));
+            let _ = done.send(Told::Done(
+                std::mem::take(&mut untold),
+                std::mem::take(&mut entries),
+            ));
         }
     }
-    let _ = done.send(untold);
+    let _ = done.send(Told::Done(untold, entries));
+    if !failed.load(Ordering::Relaxed) {
+        let _ = done.send(Told::Finishing);
+    }
     if let Some(last) = open {
         written.segments.push(finish(last)?);
     }
     Ok(written)
+}
+
+/// The notes listed and not yet taken, and whether the walk is done.
+#[derive(Default)]
+struct Queue {
+    notes: Mutex<(VecDeque<NotePath>, bool)>,
+    added: Condvar,
+}
+
+impl Queue {
+    /// Adds the notes in `found` (emptying it); `last` when the walk is done.
+    fn add(&self, found: &mut Vec<NotePath>, last: bool) {
+        let mut queue = self.notes.lock().expect("note queue lock poisoned");
+        queue.0.extend(found.drain(..));
+        queue.1 |= last;
+        drop(queue);
+        self.added.notify_all();
+    }
+
+    /// Takes notes into `taken` (emptied first), waiting for the walk if
+    /// none are listed yet; false when there are no more. As the queue runs
+    /// short each of the `threads` takes fewer, so that they run out
+    /// together: one left with a batch of long notes would finish them
+    /// alone.
+    fn take(&self, taken: &mut Vec<NotePath>, threads: usize) -> bool {
+        taken.clear();
+        let mut queue = self.notes.lock().expect("note queue lock poisoned");
+        loop {
+            let (notes, walked) = &mut *queue;
+            if !notes.is_empty() {
+                let n = (notes.len() / (4 * threads)).clamp(1, TAKE);
+                taken.extend(notes.drain(..n));
+                return true;
+            }
+            if *walked {
+                return false;
+            }
+            queue = self.added.wait(queue).expect("note queue lock poisoned");
+        }
+    }
+}
+
+/// Tells the queue the walk is done when dropped.
+struct Walked<'a>(&'a Queue);
+
+impl Drop for Walked<'_> {
+    fn drop(&mut self) {
+        self.0.add(&mut Vec::new(), true);
+    }
 }
 
 fn new_segment(index: &Index) -> tantivy::Result<(Segment, SegmentWriter)> {
