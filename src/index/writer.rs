@@ -80,6 +80,17 @@ pub(super) struct ManifestEntry {
 }
 
 impl ManifestEntry {
+    /// The entry of `file`, indexed with this content hash and sections.
+    pub fn of(file: &NoteFile, hash: u64, sections: u32) -> ManifestEntry {
+        ManifestEntry {
+            size: file.size,
+            mtime_ns: file.mtime_ns,
+            hash,
+            sections,
+            identity: file.identity,
+        }
+    }
+
     /// True when `file` is the file indexed, unchanged since: the same
     /// size, mtime, inode and status-change time. It is not read again.
     fn stats_as(&self, file: &NoteFile) -> bool {
@@ -450,17 +461,23 @@ impl WriterOwner {
         if self.setup.writer.is_none() && !self.lost {
             match super::tantivy_writer(&self.setup.index) {
                 Ok(writer) => self.setup.writer = Some(writer),
-                Err(error) if self.index_gone() => {
-                    tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
-                    self.make_again();
-                }
-                Err(error) => {
-                    tracing::error!(%error, "cannot start the index writer; the index stays as it is until noggin restarts");
-                    self.lost = true;
-                }
+                Err(error) => self.writer_failed(&error),
             }
         }
         self.setup.writer.as_mut()
+    }
+
+    /// The `IndexWriter` could not be made (or started again): the index is
+    /// made again when its folder is gone, else the writer is lost until a
+    /// restart.
+    fn writer_failed(&mut self, error: &dyn std::fmt::Display) {
+        if self.index_gone() {
+            tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
+            self.make_again();
+        } else {
+            tracing::error!(%error, "cannot start the index writer; the index stays as it is until noggin restarts");
+            self.lost = true;
+        }
     }
 
     /// True while the last commit succeeded.
@@ -499,14 +516,7 @@ impl WriterOwner {
                 self.refused = false;
                 self.delete_first = true;
             }
-            Err(error) if self.index_gone() => {
-                tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
-                self.make_again();
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot start the index writer again; the index stays as it is until noggin restarts");
-                self.lost = true;
-            }
+            Err(error) => self.writer_failed(&error),
         }
     }
 
@@ -725,13 +735,7 @@ impl WriterOwner {
                 let sections = self.replace_note(&file.rel_path, docs);
                 self.manifest.notes.insert(
                     file.rel_path.clone(),
-                    ManifestEntry {
-                        size: file.size,
-                        mtime_ns: file.mtime_ns,
-                        hash,
-                        sections,
-                        identity: file.identity,
-                    },
+                    ManifestEntry::of(file, hash, sections),
                 );
                 Outcome::Reindexed
             }

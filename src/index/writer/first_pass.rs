@@ -236,16 +236,8 @@ fn write_some(
                     }
                     written.reparsed += 1;
                     written.frontmatter_unread += usize::from(frontmatter_unread);
-                    entries.push((
-                        file.rel_path,
-                        ManifestEntry {
-                            size: file.size,
-                            mtime_ns: file.mtime_ns,
-                            hash,
-                            sections,
-                            identity: file.identity,
-                        },
-                    ));
+                    let entry = ManifestEntry::of(&file, hash, sections);
+                    entries.push((file.rel_path, entry));
                     if writer.mem_usage() >= SEGMENT_BUDGET - SEGMENT_MARGIN {
                         if let Some(full) = open.take() {
                             written.segments.push(finish(full)?);
