@@ -270,14 +270,8 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         .zip(&open)
         .map(|((sentence, &row), &open)| open || (!row && is_question(sentence)))
         .collect();
-    let labels: Vec<Option<Vec<WordId>>> = sentences()
-        .map(|s| {
-            field_label(s).map(|label| {
-                let terms = with_analyzer(|a| analyze(a, label));
-                word_ids(terms.iter().map(|t| &t.text))
-            })
-        })
-        .collect();
+    let labels: Vec<Option<Vec<WordId>>> =
+        sentences().map(|s| field_label(s).map(text_ids)).collect();
     let starts_line: Vec<bool> = spans
         .iter()
         .map(|&(s, e)| {
@@ -292,8 +286,7 @@ fn section_tokens(section: &SectionHit) -> Arc<SectionTokens> {
         heading_words: {
             let heading = own_heading(&section.heading);
             if heading.split_whitespace().count() <= HEADING_NAME_WORDS {
-                let terms = with_analyzer(|a| analyze(a, heading));
-                word_ids(terms.iter().map(|t| &t.text))
+                text_ids(heading)
             } else {
                 Vec::new()
             }
@@ -499,13 +492,9 @@ fn topic_of(sentence: &str) -> Option<Topic> {
     {
         return None;
     }
-    let ids = |text: &str| {
-        let terms = with_analyzer(|a| analyze(a, text));
-        word_ids(terms.iter().map(|t| &t.text))
-    };
     Some(Topic {
-        before: ids(before),
-        topic: ids(topic),
+        before: text_ids(before),
+        topic: text_ids(topic),
     })
 }
 
@@ -556,6 +545,12 @@ fn with_days(mut ids: Vec<WordId>, text: &str) -> Vec<WordId> {
         ids.dedup();
     }
     ids
+}
+
+/// The sorted, de-duplicated ids of the words the analyzer finds in `text`.
+fn text_ids(text: &str) -> Vec<WordId> {
+    let terms = with_analyzer(|a| analyze(a, text));
+    word_ids(terms.iter().map(|t| &t.text))
 }
 
 /// The sorted, de-duplicated ids of words.
