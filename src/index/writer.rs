@@ -497,12 +497,7 @@ impl WriterOwner {
     /// back to what the last commit holds: every note the failed commit had
     /// is read again at the next command ([`WriterOwner::redo`]).
     fn commit_failed(&mut self, error: &dyn std::fmt::Display) {
-        tracing::error!(%error, "index commit failed");
-        self.setup
-            .status
-            .lock()
-            .expect("status lock poisoned")
-            .commit_error = Some(error.to_string());
+        self.report_commit_error(error);
         if self.lost {
             return;
         }
@@ -518,6 +513,17 @@ impl WriterOwner {
             }
             Err(error) => self.writer_failed(&error),
         }
+    }
+
+    /// Says that a commit failed, in the log and in the status (until one
+    /// succeeds).
+    fn report_commit_error(&self, error: &dyn std::fmt::Display) {
+        tracing::error!(%error, "index commit failed");
+        self.setup
+            .status
+            .lock()
+            .expect("status lock poisoned")
+            .commit_error = Some(error.to_string());
     }
 
     /// The index's folder (or the whole data folder) was deleted, or the
@@ -884,13 +890,7 @@ impl WriterOwner {
                 self.committed();
             }
             Err(error) => {
-                let error = super::in_words(&error);
-                tracing::error!(%error, "index commit failed");
-                self.setup
-                    .status
-                    .lock()
-                    .expect("status lock poisoned")
-                    .commit_error = Some(error);
+                self.report_commit_error(&super::in_words(&error));
                 if self.index_gone() {
                     tracing::warn!(
                         "the index folder is gone; making the index again from the brain"

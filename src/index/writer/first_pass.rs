@@ -245,6 +245,8 @@ fn write_some(
                     }
                 }
                 // Gone since the listing, or not a file: nothing to index.
+                // (Unchanged and touched notes are the manifest's, and it
+                // has none.)
                 Looked::Note(_, Prepared::Unchanged | Prepared::Touched) | Looked::Gone => {}
                 Looked::TooLarge => written.skipped_too_large += 1,
                 Looked::Unreadable => written.unreadable += 1,
