@@ -650,6 +650,23 @@ async fn a_failed_commit_marks_the_index_unhealthy_and_answers_not_indexed() {
     let brain = TestBrain::sample();
     let server = TestServer::start(&brain).await;
     assert_eq!(server.status().await["healthy"], true);
+    // A first answer is indexed: the index has its writer now. (Right after
+    // the first pass it has none yet, and a write that finds the folder gone
+    // makes the index again.)
+    let (status, body) = server
+        .post_json(
+            "/v1/answers",
+            &json!({"prompt": "Commit trouble", "qa": [
+                {"question": "Is the first answer kept?", "answer": "Yes, the first answer is kept and indexed."}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["saved"][0]["questions"].as_array().map(Vec::len),
+        Some(1),
+        "{body}"
+    );
+    assert_eq!(body["indexed"], true, "{body}");
     // The index folder vanishes under the server: its next commit fails.
     std::fs::remove_dir_all(brain.data_dir().join("index")).expect("remove the index");
     let (status, body) = server

@@ -136,6 +136,54 @@ pub fn relative_path(root: &Path, abs: &Path) -> Option<String> {
     (!joined.is_empty()).then_some(joined)
 }
 
+/// The brain's folder, held open while a pass reads its notes: each note
+/// is then opened by its path relative to it, so the system does not walk
+/// the brain's own path again for every note.
+pub struct BrainDir {
+    #[cfg(unix)]
+    dir: std::fs::File,
+}
+
+impl BrainDir {
+    pub fn open(root: &Path) -> std::io::Result<BrainDir> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let dir = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECTORY)
+                .open(root)?;
+            Ok(BrainDir { dir })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = root;
+            Ok(BrainDir {})
+        }
+    }
+
+    /// Opens the note at `path` for reading: by its relative path where the
+    /// system can, by its absolute one elsewhere.
+    fn open_note(&self, path: &NotePath) -> std::io::Result<std::fs::File> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            // Not a pipe's open that blocks (see [`open_note`]), and not a
+            // path that leaves the brain (no listed path does).
+            debug_assert!(
+                !path.rel_path.starts_with('/') && !path.rel_path.split('/').any(|c| c == "..")
+            );
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let fd = rustix::fs::openat(&self.dir, path.rel_path.as_str(), flags, Mode::empty())?;
+            Ok(std::fs::File::from(fd))
+        }
+        #[cfg(not(unix))]
+        {
+            open_for_reading(&path.abs_path)
+        }
+    }
+}
+
 /// A note path found by [`list_notes`], not yet looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotePath {
@@ -326,21 +374,21 @@ fn note_file(
 /// then a read. `Ok(None)` when it is gone or not a file; `TooLarge` when it
 /// is over the limit, also if it grew past it since the stat or cannot be
 /// opened at all.
+/// `dir`, when given, is the brain's folder the note is opened from.
 pub fn open_note(
     path: &NotePath,
     max_note_bytes: u64,
+    dir: Option<&BrainDir>,
 ) -> Result<Option<(NoteFile, String)>, Error> {
     let io_error = |source| Error::Io {
         path: path.abs_path.clone(),
         source,
     };
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    // A note swapped for a named pipe since the listing must not block the
-    // open; on a regular file the flag changes nothing.
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let mut opened = match options.open(&path.abs_path) {
+    let opened = match dir {
+        Some(dir) => dir.open_note(path),
+        None => open_for_reading(&path.abs_path),
+    };
+    let mut opened = match opened {
         Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         // Its size still decides first whether it is a note at all.
@@ -363,6 +411,17 @@ pub fn open_note(
     }
     let text = note_text(&file, bytes);
     Ok(Some((file, text)))
+}
+
+/// Opens a file for reading. A note swapped for a named pipe since the
+/// listing must not block the open; on a regular file the flag changes
+/// nothing.
+fn open_for_reading(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
 }
 
 /// Reads a file of `size` bytes (by its stat) to the end, or to a byte past
@@ -586,16 +645,15 @@ mod tests {
                 "stat said {stat_size}"
             );
         }
-        let (file, read) = open_note(
-            &NotePath {
-                rel_path: "a.md".to_string(),
-                abs_path: path,
-            },
-            1 << 20,
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!((file.size, read), (5000, text));
+        let note = NotePath {
+            rel_path: "a.md".to_string(),
+            abs_path: path,
+        };
+        let brain = BrainDir::open(dir.path()).unwrap();
+        for from in [None, Some(&brain)] {
+            let (file, read) = open_note(&note, 1 << 20, from).unwrap().unwrap();
+            assert_eq!((file.size, read.as_str()), (5000, text.as_str()));
+        }
     }
 
     /// A note path that turned into a named pipe since the listing is no
@@ -612,7 +670,10 @@ mod tests {
             rel_path: "pipe.md".to_string(),
             abs_path: path,
         };
-        assert!(matches!(open_note(&note, 1 << 20), Ok(None)));
+        let brain = BrainDir::open(dir.path()).unwrap();
+        for from in [None, Some(&brain)] {
+            assert!(matches!(open_note(&note, 1 << 20, from), Ok(None)));
+        }
     }
 
     /// A new note over the limit is not read, nor one that grew past it
@@ -626,11 +687,14 @@ mod tests {
             rel_path: "big.md".to_string(),
             abs_path: path.clone(),
         };
-        assert!(matches!(
-            open_note(&note, 100),
-            Err(Error::TooLarge { size: 300, .. })
-        ));
-        assert!(matches!(open_note(&note, 300), Ok(Some(_))));
+        let brain = BrainDir::open(dir.path()).unwrap();
+        for from in [None, Some(&brain)] {
+            assert!(matches!(
+                open_note(&note, 100, from),
+                Err(Error::TooLarge { size: 300, .. })
+            ));
+            assert!(matches!(open_note(&note, 300, from), Ok(Some(_))));
+        }
         let mut file = std::fs::File::open(&path).unwrap();
         let bytes = read_all(&mut file, 10, 100).unwrap();
         assert_eq!(

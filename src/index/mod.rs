@@ -18,6 +18,7 @@ pub mod search;
 mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
@@ -148,7 +149,7 @@ struct Inner {
     brain: PathBuf,
     data_dir: PathBuf,
     index_dir: PathBuf,
-    reader: IndexReader,
+    reader: Arc<Reader>,
     fields: Fields,
     /// `None` when opened read-only.
     writer: Option<writer::WriterHandle>,
@@ -576,11 +577,56 @@ fn has_commit(index_dir: &Path) -> bool {
 const NO_INDEX_YET: &str = "no index yet";
 
 /// A reader of `index` that reloads when told to (after each commit).
-fn reader_of(index: &tantivy::Index) -> tantivy::Result<IndexReader> {
-    index
+fn reader_of(index: &tantivy::Index) -> tantivy::Result<Arc<Reader>> {
+    let reader = index
         .reader_builder()
         .reload_policy(ReloadPolicy::Manual)
-        .try_into()
+        .try_into()?;
+    Ok(Arc::new(Reader {
+        reader,
+        commits: AtomicU64::new(0),
+        seen: AtomicU64::new(0),
+        reloading: Mutex::new(()),
+    }))
+}
+
+/// The reader searches share, brought up to the last commit by the first
+/// search after it: a commit no one searches after (`noggin index`, a burst
+/// of edits) costs no reload, and a search never sees less than was
+/// committed before it began.
+pub(crate) struct Reader {
+    reader: IndexReader,
+    /// Commits made, and how many of them the reader has loaded.
+    commits: AtomicU64,
+    seen: AtomicU64,
+    /// Held while reloading: searches that come meanwhile wait for it.
+    reloading: Mutex<()>,
+}
+
+impl Reader {
+    /// Tells the reader a commit was made.
+    fn committed(&self) {
+        self.commits.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A searcher of the last commit.
+    pub(crate) fn searcher(&self) -> tantivy::Searcher {
+        if self.seen.load(Ordering::Acquire) < self.commits.load(Ordering::Acquire) {
+            let _one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+            // What the reload reads includes at least the commits made
+            // before it begins.
+            let made = self.commits.load(Ordering::Acquire);
+            if self.seen.load(Ordering::Acquire) < made {
+                match self.reader.reload() {
+                    Ok(()) => self.seen.store(made, Ordering::Release),
+                    // Searches go on with what the reader holds; the next
+                    // one tries again.
+                    Err(error) => tracing::error!(%error, "cannot reload the index reader"),
+                }
+            }
+        }
+        self.reader.searcher()
+    }
 }
 
 /// A tantivy error as a person reads it: the failing file and the system's

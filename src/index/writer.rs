@@ -16,15 +16,15 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tantivy::indexer::UserOperation;
 use tantivy::schema::Term;
-use tantivy::{IndexReader, IndexWriter, TantivyDocument};
+use tantivy::{IndexWriter, TantivyDocument};
 use tokio::sync::oneshot;
 
 use super::backlog::{Backlog, QueuedDoc};
 use super::schema::{Fields, SCHEMA_VERSION};
 use super::{Error, IndexStatus};
 use crate::brain::scan::{
-    list_notes, open_note, read_note_text, stat_file, stat_note, walk_notes, FileIdentity,
-    NoteFile, NotePath,
+    list_notes, open_note, read_note_text, stat_file, stat_note, walk_notes, BrainDir,
+    FileIdentity, NoteFile, NotePath,
 };
 use crate::brain::{parse_note, Note};
 
@@ -36,6 +36,10 @@ const PARSE_CHUNK: usize = 256;
 /// After a failed commit, what it had is indexed again at the next command
 /// or after this long, whichever comes first.
 const RETRY_FAILED_COMMIT: Duration = Duration::from_secs(30);
+
+/// How long the writer thread waits, idle, after a first pass before it
+/// makes the `IndexWriter` again (see `WriterOwner::run`).
+const WRITER_AFTER_FIRST_PASS: Duration = Duration::from_millis(200);
 
 /// Called with (notes done, notes total) while reconciling.
 pub type Progress = Box<dyn Fn(usize, usize) + Send>;
@@ -205,7 +209,7 @@ pub(super) struct WriterSetup {
     /// The one writer, made when first needed: a first pass writes its
     /// segments without it ([`first_pass`]).
     pub writer: Option<IndexWriter<QueuedDoc>>,
-    pub reader: IndexReader,
+    pub reader: Arc<super::Reader>,
     pub fields: Fields,
     pub status: Arc<Mutex<IndexStatus>>,
 }
@@ -240,6 +244,7 @@ pub(super) fn spawn(setup: WriterSetup, manifest: Manifest) -> Result<WriterHand
         refused: false,
         delete_first: false,
         lost: false,
+        writer_when_idle: false,
     };
     std::thread::Builder::new()
         .name("noggin-index-writer".to_string())
@@ -356,6 +361,9 @@ struct WriterOwner {
     /// The writer could not start again after a failed commit: nothing more
     /// is handed to tantivy, and the index stays unhealthy until a restart.
     lost: bool,
+    /// A first pass committed without an `IndexWriter`: one is made when
+    /// nothing is asked for [`WRITER_AFTER_FIRST_PASS`].
+    writer_when_idle: bool,
 }
 
 /// What happened to one note file when it was looked at again.
@@ -371,15 +379,6 @@ enum Outcome {
 impl WriterOwner {
     fn run(&mut self, rx: mpsc::Receiver<Command>) {
         loop {
-            // A first pass leaves the index without its writer: it is made
-            // again here, after the pass has answered, so that whoever
-            // waited for the pass goes on meanwhile. (An empty index waits
-            // for its first pass without one.) If it cannot be made now (the
-            // brain moved away, say), the next write tries again, and only
-            // then is a missing index made again.
-            if self.setup.writer.is_none() && !self.manifest.notes.is_empty() && !self.lost {
-                self.setup.writer = super::tantivy_writer(&self.setup.index).ok();
-            }
             let first = if self.redo {
                 // A commit that failed waits, or a full disk would be tried
                 // again and again as fast as it refuses.
@@ -391,6 +390,25 @@ impl WriterOwner {
                 match rx.recv_timeout(wait) {
                     Ok(command) => Some(command),
                     Err(mpsc::RecvTimeoutError::Timeout) => None,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            } else if std::mem::take(&mut self.writer_when_idle) {
+                // A first pass leaves the index without its writer: it is
+                // made again once nothing is asked of this thread for a
+                // moment, so that whoever waited for the pass goes on
+                // meanwhile (and a `noggin index` that exits at once never
+                // makes it). A write before then makes it itself. If it
+                // cannot be made now (the brain moved away, say), the next
+                // write tries again, and only then is a missing index made
+                // again.
+                match rx.recv_timeout(WRITER_AFTER_FIRST_PASS) {
+                    Ok(command) => Some(command),
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if self.setup.writer.is_none() && !self.lost {
+                            self.setup.writer = super::tantivy_writer(&self.setup.index).ok();
+                        }
+                        None
+                    }
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 }
             } else {
@@ -600,6 +618,8 @@ impl WriterOwner {
         progress: Option<&Progress>,
     ) -> Result<(), crate::brain::Error> {
         let (files, scan) = list_notes(&self.setup.brain)?;
+        // Where it cannot be held open, notes are opened by their full path.
+        let dir = BrainDir::open(&self.setup.brain).ok();
         report.skipped_links = scan.links;
         report.unreadable = scan.unreadable;
         let unreadable_folders = scan.unreadable_folders;
@@ -640,10 +660,12 @@ impl WriterOwner {
         // chunk before.
         for chunk in todo.chunks_mut(PARSE_CHUNK) {
             let looked: Vec<Looked> = {
-                let (fields, manifest) = (&self.setup.fields, &self.manifest);
+                let (fields, manifest, dir) = (&self.setup.fields, &self.manifest, dir.as_ref());
                 chunk
                     .par_iter_mut()
-                    .map(|(path, stat)| look(fields, manifest, max_note_bytes, path, stat.take()))
+                    .map(|(path, stat)| {
+                        look(fields, manifest, max_note_bytes, path, stat.take(), dir)
+                    })
                     .collect()
             };
             for ((path, _), looked) in chunk.iter().zip(looked) {
@@ -827,9 +849,7 @@ impl WriterOwner {
 
     /// What follows a commit: searches see it, and the status says so.
     fn committed(&mut self) {
-        if let Err(error) = self.setup.reader.reload() {
-            tracing::error!(%error, "cannot reload the index reader");
-        }
+        self.setup.reader.committed();
         let mut status = self.setup.status.lock().expect("status lock poisoned");
         status.notes = self.manifest.notes.len();
         status.sections = self.manifest.sections();
@@ -865,10 +885,15 @@ impl WriterOwner {
     ) -> Result<(), crate::brain::Error> {
         drop(self.setup.writer.take());
         let (index, brain) = (&self.setup.index, &self.setup.brain);
+        let dir = BrainDir::open(brain).ok();
+        let reading = first_pass::Reading {
+            fields: &self.setup.fields,
+            max_note_bytes: self.setup.max_note_bytes,
+            dir: dir.as_ref(),
+        };
         let (written, walked) = first_pass::write_segments(
             index,
-            &self.setup.fields,
-            self.setup.max_note_bytes,
+            reading,
             super::writer_threads(),
             |each| walk_notes(brain, each),
             progress,
@@ -876,16 +901,18 @@ impl WriterOwner {
         let scan = walked?;
         report.skipped_links = scan.links;
         report.unreadable = scan.unreadable;
-        let written = written.and_then(|written| {
+        let written = written.and_then(|pass| {
+            let written = pass.written;
             report.reparsed += written.reparsed;
             report.skipped_too_large += written.skipped_too_large;
             report.unreadable += written.unreadable;
             report.frontmatter_unread += written.frontmatter_unread;
-            first_pass::commit_segments(index, written.segments, written.payload)?;
-            Ok(written.manifest)
+            first_pass::commit_segments(index, written.segments, &pass.payload)?;
+            Ok(pass.manifest)
         });
         match written {
             Ok(manifest) => {
+                self.writer_when_idle = !manifest.notes.is_empty();
                 self.manifest = manifest;
                 self.committed();
             }
@@ -965,6 +992,7 @@ fn look(
     max_note_bytes: u64,
     path: &NotePath,
     stat: Option<Stat>,
+    dir: Option<&BrainDir>,
 ) -> Looked {
     let found = if let Some(stat) = stat {
         stat.map(|file| {
@@ -974,7 +1002,7 @@ fn look(
             })
         })
     } else {
-        open_note(path, max_note_bytes).map(|opened| {
+        open_note(path, max_note_bytes, dir).map(|opened| {
             opened.map(|(file, text)| {
                 let prepared = prepare_text(fields, None, &file, &text);
                 (file, prepared)

@@ -18,12 +18,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
+use serde_json::value::RawValue;
 use tantivy::directory::Directory;
 use tantivy::indexer::{AddOperation, SegmentWriter};
-use tantivy::{Index, Segment, SegmentMeta};
+use tantivy::{Index, IndexMeta, Segment, SegmentMeta};
 
 use super::{look, Looked, Manifest, ManifestEntry, Prepared, Progress};
-use crate::brain::scan::{NotePath, ScanReport};
+use crate::brain::scan::{BrainDir, NotePath, ScanReport};
 use crate::index::schema::Fields;
 
 /// Notes a thread takes at most at a time, and notes the walk hands over
@@ -48,14 +49,29 @@ const SEGMENT_MARGIN: usize = 1_000_000;
 /// against 0.72 with 2^19).
 const TABLE_BUDGET: usize = 1_000_000;
 
+/// What a first pass reads notes with.
+#[derive(Clone, Copy)]
+pub(super) struct Reading<'a> {
+    pub fields: &'a Fields,
+    pub max_note_bytes: u64,
+    /// The brain's folder held open, to open notes from.
+    pub dir: Option<&'a BrainDir>,
+}
+
+/// What the threads of a first pass wrote, and the manifest of it.
+pub(super) struct Pass {
+    pub written: Written,
+    pub manifest: Manifest,
+    /// The manifest as the commit's payload: a JSON string of its JSON, as
+    /// `meta.json` holds it.
+    pub payload: Box<RawValue>,
+}
+
 /// What the threads of a first pass found and wrote.
 #[derive(Default)]
 pub(super) struct Written {
     /// Finished segments, not yet named by a commit.
     pub segments: Vec<SegmentMeta>,
-    /// The manifest of the notes indexed, and it as the commit's payload.
-    pub manifest: Manifest,
-    pub payload: String,
     pub reparsed: usize,
     pub skipped_too_large: usize,
     pub unreadable: usize,
@@ -88,13 +104,12 @@ enum Told {
 /// the segments written are left for tantivy's garbage collection.
 pub(super) fn write_segments(
     index: &Index,
-    fields: &Fields,
-    max_note_bytes: u64,
+    reading: Reading,
     threads: usize,
     walk: impl FnOnce(&mut dyn FnMut(NotePath)) -> Result<ScanReport, crate::brain::Error>,
     progress: Option<&Progress>,
 ) -> (
-    tantivy::Result<Written>,
+    tantivy::Result<Pass>,
     Result<ScanReport, crate::brain::Error>,
 ) {
     // Each thread compresses its own documents for the store: a thread of
@@ -113,15 +128,7 @@ pub(super) fn write_segments(
                 let done_tx = done_tx.clone();
                 let (queue, failed) = (&queue, &failed);
                 scope.spawn(move || {
-                    let written = write_some(
-                        index,
-                        threads,
-                        fields,
-                        max_note_bytes,
-                        queue,
-                        failed,
-                        &done_tx,
-                    );
+                    let written = write_some(index, threads, reading, queue, failed, &done_tx);
                     if written.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
@@ -162,7 +169,7 @@ pub(super) fn write_segments(
                 Told::Finishing => {
                     finishing += 1;
                     if finishing == threads {
-                        payload = Some(serde_json::to_string(&manifest));
+                        payload = Some(payload_of(&manifest));
                     }
                 }
             }
@@ -177,18 +184,24 @@ pub(super) fn write_segments(
             }
         }
         let payload = payload
-            .unwrap_or_else(|| serde_json::to_string(&manifest))
+            .unwrap_or_else(|| payload_of(&manifest))
             .map_err(|e| tantivy::TantivyError::InternalError(e.to_string()));
         let written = match (error, payload) {
             (Some(error), _) | (None, Err(error)) => Err(error),
-            (None, Ok(payload)) => {
-                all.manifest = manifest;
-                all.payload = payload;
-                Ok(all)
-            }
+            (None, Ok(payload)) => Ok(Pass {
+                written: all,
+                manifest,
+                payload,
+            }),
         };
         (written, walked)
     })
+}
+
+/// The manifest as the commit's payload: its JSON as a JSON string, made
+/// while the segments are finished rather than when `meta.json` is written.
+fn payload_of(manifest: &Manifest) -> serde_json::Result<Box<RawValue>> {
+    serde_json::value::to_raw_value(&serde_json::to_string(manifest)?)
 }
 
 /// One thread's share: takes notes as they are listed until there are no
@@ -196,8 +209,7 @@ pub(super) fn write_segments(
 fn write_some(
     index: &Index,
     threads: usize,
-    fields: &Fields,
-    max_note_bytes: u64,
+    reading: Reading,
     queue: &Queue,
     failed: &AtomicBool,
     done: &mpsc::Sender<Told>,
@@ -212,7 +224,14 @@ fn write_some(
     let mut taken = Vec::with_capacity(TAKE);
     while queue.take(&mut taken, threads) && !failed.load(Ordering::Relaxed) {
         for path in &taken {
-            match look(fields, &empty, max_note_bytes, path, None) {
+            match look(
+                reading.fields,
+                &empty,
+                reading.max_note_bytes,
+                path,
+                None,
+                reading.dir,
+            ) {
                 Looked::Note(
                     file,
                     Prepared::Parsed {
@@ -341,15 +360,25 @@ fn finish((segment, writer): (Segment, SegmentWriter)) -> tantivy::Result<Segmen
 pub(super) fn commit_segments(
     index: &Index,
     segments: Vec<SegmentMeta>,
-    payload: String,
+    payload: &RawValue,
 ) -> tantivy::Result<()> {
+    /// `meta.json`: tantivy's `IndexMeta`, with the payload written as made.
+    #[derive(serde::Serialize)]
+    struct Commit<'a> {
+        #[serde(flatten)]
+        meta: &'a IndexMeta,
+        payload: &'a RawValue,
+    }
     let mut meta = index.load_metas()?;
     meta.segments = segments;
     meta.opstamp += 1;
-    meta.payload = Some(payload);
+    meta.payload = None;
     // Compact, where tantivy writes it pretty: the manifest in it is most
     // of it, and it is read by programs.
-    let mut json = serde_json::to_vec(&meta)?;
+    let mut json = serde_json::to_vec(&Commit {
+        meta: &meta,
+        payload,
+    })?;
     json.push(b'\n');
     let directory = index.directory();
     directory.sync_directory()?;
