@@ -55,8 +55,8 @@ def main():
             f"{b}: wall median {statistics.median(wall[b]):.3f} s "
             f"(min {min(wall[b]):.3f}), cpu median {statistics.median(cpu[b]):.3f} s, "
             f"peak RSS median {statistics.median(rss[b]):.0f} MB; "
-            f"paired with the first: wall {statistics.median(paired):.2f}, "
-            f"cpu {statistics.median(paired_cpu):.2f}"
+            f"paired with the first: wall {statistics.median(paired):.3f}, "
+            f"cpu {statistics.median(paired_cpu):.3f}"
         )
 
 

@@ -797,6 +797,38 @@ mod tests {
         );
     }
 
+    /// A commit leaves the reader as it was until a search: then every
+    /// search that begins after the commit sees it, also those that come
+    /// together while the first of them reloads.
+    #[test]
+    fn searches_after_a_commit_see_it_and_the_commit_alone_reloads_nothing() {
+        let (temp, index) = indexed_brain(&[("a.md", "# A\n\nalpha")]);
+        let brain = temp.path().join("brain");
+        let reader = &index.inner.reader;
+        for round in 1..=5u64 {
+            std::fs::write(brain.join(format!("n{round}.md")), "# N\n\nnew").unwrap();
+            index.reconcile_blocking(None).unwrap();
+            let (seen, commits) = (&reader.seen, &reader.commits);
+            assert!(
+                seen.load(Ordering::Acquire) < commits.load(Ordering::Acquire),
+                "the commit reloaded the reader"
+            );
+            let together = std::sync::Barrier::new(8);
+            std::thread::scope(|scope| {
+                for _ in 0..8 {
+                    scope.spawn(|| {
+                        together.wait();
+                        assert_eq!(index.searcher().num_docs(), 1 + round);
+                    });
+                }
+            });
+            assert_eq!(
+                seen.load(Ordering::Acquire),
+                commits.load(Ordering::Acquire)
+            );
+        }
+    }
+
     /// A command beside a process that holds an index another version of
     /// noggin wrote says so, rather than searching an empty index as if the
     /// brain had no notes.
