@@ -111,13 +111,17 @@ impl OwnerLock {
         let mut file = &*file;
         let command = std::env::args().nth(1).unwrap_or_default();
         let mode = follows.word();
+        // One write: another process reading it meanwhile finds it empty
+        // or whole, never half written.
+        let text = format!(
+            "{} {mode} {command}\n{}\n",
+            std::process::id(),
+            self.brain.display()
+        );
         let _ = file
             .set_len(0)
             .and_then(|()| std::io::Seek::rewind(&mut file))
-            .and_then(|_| {
-                writeln!(file, "{} {mode} {command}", std::process::id())?;
-                writeln!(file, "{}", self.brain.display())
-            });
+            .and_then(|_| file.write_all(text.as_bytes()));
     }
 
     /// The data folder was deleted or another took its path: the lock is
