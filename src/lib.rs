@@ -42,6 +42,7 @@
 //! | memory a live noggin gives back | `memory.rs` |
 //! | who may write a data folder, and for which brain | `index/owner.rs` |
 //! | keeping the index in step with the brain; the first pass into an empty index | `index/writer.rs`; `index/writer/first_pass.rs` |
+//! | when searches see a commit (the shared reader, reloaded by the first search after it) | `index/mod.rs` (`Reader`) |
 //! | session events, the working-context block, the pack, the window | `context/` |
 //! | what is stripped from text an agent sends or a note holds, or shown in a terminal; a code block's lines | `text.rs` |
 //! | a pattern of lost context; a transcript format | `trajectory/patterns.rs`; `trajectory/parse.rs` |
