@@ -123,7 +123,16 @@ pub fn nfc(text: &str) -> Cow<'_, str> {
     // combining accent (U+0300–U+037F), a Hangul letter or another mark
     // of U+1000–U+1FFF, or kana's voicing marks (U+3099) is looked at
     // closely.
-    let may_compose = |line: &str| line.bytes().any(|b| matches!(b, 0xCC | 0xCD | 0xE1 | 0xE3));
+    // Looked for a few dozen bytes at a time: a check of every byte of a
+    // run without stopping at the first is one the compiler makes in
+    // vector instructions.
+    let may_compose = |line: &str| {
+        line.as_bytes().chunks(64).any(|run| {
+            run.iter().fold(false, |found, &b| {
+                found | matches!(b, 0xCC | 0xCD | 0xE1 | 0xE3)
+            })
+        })
+    };
     if !may_compose(text) {
         return Cow::Borrowed(text);
     }
@@ -1028,27 +1037,46 @@ fn single_separated(bytes: &[u8]) -> bool {
 /// [`PASSAGE_MAX_CHARS`]: the answer is the pair.
 fn split_passages(blocks: &[String]) -> Vec<String> {
     let mut passages = Vec::new();
-    let mut current = String::new();
+    // Each passage is made with room for what is left of the blocks, up to
+    // what a passage of ASCII text holds, rather than grown piece by piece.
+    let mut left: usize = blocks.iter().map(|b| b.len() + 1).sum();
+    let room = |left: usize| left.min(2 * PASSAGE_MAX_CHARS);
+    let mut current = String::with_capacity(room(left));
     let mut current_chars = 0;
+    let mut add = |piece: &str| {
+        let piece_chars = piece.chars().count();
+        let grown = current_chars + piece_chars;
+        let opens_next = current.trim_end().ends_with([':', '：']);
+        if current_chars > 0
+            && grown > PASSAGE_TARGET_CHARS
+            && !(opens_next && grown < PASSAGE_MAX_CHARS)
+        {
+            passages.push(std::mem::replace(
+                &mut current,
+                String::with_capacity(room(left)),
+            ));
+            current_chars = 0;
+        }
+        if current_chars > 0 {
+            current.push('\n');
+            current_chars += 1;
+        }
+        current.push_str(piece);
+        current_chars += piece_chars;
+        left = left.saturating_sub(piece.len() + 1);
+    };
     for block in blocks {
+        // Most blocks are short: the one piece `split_long_block` would
+        // make of them, without making its list (no more bytes than the
+        // limit is no more characters).
+        if block.len() <= PASSAGE_MAX_CHARS {
+            if !block.is_empty() {
+                add(block);
+            }
+            continue;
+        }
         for piece in split_long_block(block) {
-            let piece = piece.as_ref();
-            let piece_chars = piece.chars().count();
-            let grown = current_chars + piece_chars;
-            let opens_next = current.trim_end().ends_with([':', '：']);
-            if current_chars > 0
-                && grown > PASSAGE_TARGET_CHARS
-                && !(opens_next && grown < PASSAGE_MAX_CHARS)
-            {
-                passages.push(std::mem::take(&mut current));
-                current_chars = 0;
-            }
-            if current_chars > 0 {
-                current.push('\n');
-                current_chars += 1;
-            }
-            current.push_str(piece);
-            current_chars += piece_chars;
+            add(&piece);
         }
     }
     if !current.is_empty() {

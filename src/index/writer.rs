@@ -1061,6 +1061,10 @@ fn prepare_text(
     }
 }
 
+/// What a passage's document holds beside its text values: their lengths
+/// and types, and the numbers (ample: the document grows if it must).
+const DOC_OVERHEAD_BYTES: usize = 128;
+
 /// The tantivy documents of a note: one per passage.
 fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDocument> {
     let created = note.created.map(|d| d.to_string()).unwrap_or_default();
@@ -1078,7 +1082,16 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
         .iter()
         .enumerate()
         .map(|(ord, section)| {
-            let mut doc = TantivyDocument::default();
+            // Room for the values' bytes at once (tantivy's own start is 1 KB).
+            let bytes = note.path.len()
+                + note.title.len()
+                + note.aliases.iter().map(String::len).sum::<usize>()
+                + name.map_or(0, str::len)
+                + section.heading.len()
+                + note.tags.iter().map(String::len).sum::<usize>()
+                + section.text.len()
+                + created.len();
+            let mut doc = TantivyDocument::with_capacity(bytes + DOC_OVERHEAD_BYTES);
             doc.add_text(f.path, &note.path);
             doc.add_text(f.title, &note.title);
             for alias in &note.aliases {

@@ -153,7 +153,7 @@ pub(super) fn write_segments(
         drop(walk_done);
         let mut manifest = Manifest {
             schema: super::SCHEMA_VERSION,
-            notes: Default::default(),
+            notes: rustc_hash::FxHashMap::with_capacity_and_hasher(listed, Default::default()),
         };
         let mut payload = None;
         let (mut done, mut finishing) = (0, 0);
