@@ -576,7 +576,7 @@ fn has_commit(index_dir: &Path) -> bool {
 /// the data folder before.
 const NO_INDEX_YET: &str = "no index yet";
 
-/// A reader of `index` that reloads when told to (after each commit).
+/// The shared reader of `index` ([`Reader`]).
 fn reader_of(index: &tantivy::Index) -> tantivy::Result<Arc<Reader>> {
     let reader = index
         .reader_builder()
@@ -586,7 +586,7 @@ fn reader_of(index: &tantivy::Index) -> tantivy::Result<Arc<Reader>> {
         reader,
         commits: AtomicU64::new(0),
         seen: AtomicU64::new(0),
-        reloading: Mutex::new(()),
+        reloading: Mutex::new(None),
     }))
 }
 
@@ -599,8 +599,9 @@ pub(crate) struct Reader {
     /// Commits made, and how many of them the reader has loaded.
     commits: AtomicU64,
     seen: AtomicU64,
-    /// Held while reloading: searches that come meanwhile wait for it.
-    reloading: Mutex<()>,
+    /// Held while reloading: searches that come meanwhile wait for it. It
+    /// holds the commit whose reload last failed, said once in the log.
+    reloading: Mutex<Option<u64>>,
 }
 
 impl Reader {
@@ -612,7 +613,7 @@ impl Reader {
     /// A searcher of the last commit.
     pub(crate) fn searcher(&self) -> tantivy::Searcher {
         if self.seen.load(Ordering::Acquire) < self.commits.load(Ordering::Acquire) {
-            let _one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+            let mut failed = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
             // What the reload reads includes at least the commits made
             // before it begins.
             let made = self.commits.load(Ordering::Acquire);
@@ -621,7 +622,11 @@ impl Reader {
                     Ok(()) => self.seen.store(made, Ordering::Release),
                     // Searches go on with what the reader holds; the next
                     // one tries again.
-                    Err(error) => tracing::error!(%error, "cannot reload the index reader"),
+                    Err(error) if *failed != Some(made) => {
+                        *failed = Some(made);
+                        tracing::error!(%error, "cannot reload the index reader");
+                    }
+                    Err(_) => {}
                 }
             }
         }
