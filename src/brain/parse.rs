@@ -1038,9 +1038,10 @@ fn single_separated(bytes: &[u8]) -> bool {
 fn split_passages(blocks: &[String]) -> Vec<String> {
     let mut passages = Vec::new();
     // Each passage is made with room for what is left of the blocks, up to
-    // what a passage of ASCII text holds, rather than grown piece by piece.
+    // the most characters a passage is let grow to before it ends (more
+    // room would be held unused by the passages of a long note).
     let mut left: usize = blocks.iter().map(|b| b.len() + 1).sum();
-    let room = |left: usize| left.min(2 * PASSAGE_MAX_CHARS);
+    let room = |left: usize| left.min(PASSAGE_MAX_CHARS);
     let mut current = String::with_capacity(room(left));
     let mut current_chars = 0;
     let mut add = |piece: &str| {
