@@ -51,7 +51,7 @@ pub fn register(index: &tantivy::Index) {
 /// Builds an analyzer that gives every term a passage is found under, in
 /// the text and in the field of characters: what a snippet marks.
 fn marking_analyzer() -> TextAnalyzer {
-    analyzer_of(MixedScriptTokenizer { cjk_unigrams: true })
+    analyzer_of(MixedScriptTokenizer::new(true))
 }
 
 fn analyzer_of(tokenizer: MixedScriptTokenizer) -> TextAnalyzer {
@@ -429,10 +429,22 @@ fn classify(c: char) -> CharClass {
 }
 
 /// Splits words on non-alphanumeric characters and CJK runs into bigrams.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct MixedScriptTokenizer {
     /// Every CJK character is a token too, not only a run of one.
     cjk_unigrams: bool,
+    /// The token each of its streams makes its tokens in, one after the
+    /// other: a stream per field value then needs no token of its own.
+    token: Token,
+}
+
+impl MixedScriptTokenizer {
+    fn new(cjk_unigrams: bool) -> MixedScriptTokenizer {
+        MixedScriptTokenizer {
+            cjk_unigrams,
+            token: Token::default(),
+        }
+    }
 }
 
 /// Token stream of [`MixedScriptTokenizer`]: tokens are made one at a
@@ -445,7 +457,7 @@ pub struct MixedScriptStream<'a> {
     /// Inside a CJK run: the start of its last character, and whether that
     /// character already began a bigram (then a run's end adds nothing).
     cjk: Option<(usize, bool)>,
-    token: Token,
+    token: &'a mut Token,
     /// Tokens made so far; the next one's position.
     made: usize,
     /// Whether every CJK character is a token too.
@@ -458,11 +470,12 @@ impl Tokenizer for MixedScriptTokenizer {
     type TokenStream<'a> = MixedScriptStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> MixedScriptStream<'a> {
+        self.token.reset();
         MixedScriptStream {
             text,
             at: 0,
             cjk: None,
-            token: Token::default(),
+            token: &mut self.token,
             made: 0,
             cjk_unigrams: self.cjk_unigrams,
             unigram: None,
@@ -631,11 +644,11 @@ impl TokenStream for MixedScriptStream<'_> {
     }
 
     fn token(&self) -> &Token {
-        &self.token
+        self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.token
+        self.token
     }
 }
 
@@ -932,7 +945,7 @@ mod tests {
         #[test]
         fn streaming_tokens_match_the_reference(text in "[a-zA-Z0-9 .,'éß—\u{a0}\u{3000}東京都두뇌를에서ノート-]{0,40}") {
             for cjk_unigrams in [false, true] {
-                let mut tokenizer = MixedScriptTokenizer { cjk_unigrams };
+                let mut tokenizer = MixedScriptTokenizer::new(cjk_unigrams);
                 let mut stream = tokenizer.token_stream(&text);
                 let mut got = Vec::new();
                 while stream.advance() {
