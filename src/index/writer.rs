@@ -489,13 +489,21 @@ impl WriterOwner {
     /// made again when its folder is gone, else the writer is lost until a
     /// restart.
     fn writer_failed(&mut self, error: &dyn std::fmt::Display) {
-        if self.index_gone() {
-            tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
-            self.make_again();
-        } else {
+        if !self.make_again_if_gone(error) {
             tracing::error!(%error, "cannot start the index writer; the index stays as it is until noggin restarts");
             self.lost = true;
         }
+    }
+
+    /// After `error`: when the index folder is gone, makes the index again
+    /// ([`WriterOwner::make_again`]) and says so (true).
+    fn make_again_if_gone(&mut self, error: &dyn std::fmt::Display) -> bool {
+        let gone = self.index_gone();
+        if gone {
+            tracing::warn!(%error, "the index folder is gone; making the index again from the brain");
+            self.make_again();
+        }
+        gone
     }
 
     /// True while the last commit succeeded.
@@ -917,13 +925,9 @@ impl WriterOwner {
                 self.committed();
             }
             Err(error) => {
-                self.report_commit_error(&super::in_words(&error));
-                if self.index_gone() {
-                    tracing::warn!(
-                        "the index folder is gone; making the index again from the brain"
-                    );
-                    self.make_again();
-                } else {
+                let error = super::in_words(&error);
+                self.report_commit_error(&error);
+                if !self.make_again_if_gone(&error) {
                     self.manifest = load_manifest(&self.setup.index);
                     self.redo = true;
                 }
@@ -1078,20 +1082,22 @@ fn note_documents(f: &Fields, note: &Note, modified_secs: i64) -> Vec<TantivyDoc
     let name =
         (!name.is_empty() && !says_it(&note.title) && !note.aliases.iter().any(|a| says_it(a)))
             .then_some(name);
+    // Room for the values' bytes at once (tantivy's own start is 1 KB): the
+    // note's, the same in every passage, and then the passage's own.
+    let note_bytes = note.path.len()
+        + note.title.len()
+        + note.aliases.iter().map(String::len).sum::<usize>()
+        + name.map_or(0, str::len)
+        + note.tags.iter().map(String::len).sum::<usize>()
+        + created.len()
+        + DOC_OVERHEAD_BYTES;
     note.sections
         .iter()
         .enumerate()
         .map(|(ord, section)| {
-            // Room for the values' bytes at once (tantivy's own start is 1 KB).
-            let bytes = note.path.len()
-                + note.title.len()
-                + note.aliases.iter().map(String::len).sum::<usize>()
-                + name.map_or(0, str::len)
-                + section.heading.len()
-                + note.tags.iter().map(String::len).sum::<usize>()
-                + section.text.len()
-                + created.len();
-            let mut doc = TantivyDocument::with_capacity(bytes + DOC_OVERHEAD_BYTES);
+            let mut doc = TantivyDocument::with_capacity(
+                note_bytes + section.heading.len() + section.text.len(),
+            );
             doc.add_text(f.path, &note.path);
             doc.add_text(f.title, &note.title);
             for alias in &note.aliases {
